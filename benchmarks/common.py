@@ -1,0 +1,33 @@
+"""Small helpers shared by the benchmark scripts (not part of the package)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One measured figure, with the target it is held against (if any)."""
+
+    name: str
+    value: float
+    unit: str
+    target: float | None = None  # higher is better when set
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return ""
+        return "ok" if self.value >= self.target else "BELOW TARGET"
+
+
+def best_of(repeats: int, fn: Callable[[], object]) -> float:
+    """The fastest of ``repeats`` wall-clock timings of ``fn()``, in seconds."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best

@@ -1,0 +1,40 @@
+"""Run every benchmark and print its figures against their targets (`make bench`)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import bench_resreq  # noqa: E402
+from benchmarks.common import Result  # noqa: E402
+
+SUITES = {"resreq": bench_resreq.run}
+
+
+def main(argv: list[str]) -> int:
+    chosen = argv or list(SUITES)
+    unknown = [name for name in chosen if name not in SUITES]
+    if unknown:
+        print(f"unknown benchmark suite(s): {', '.join(unknown)}; have {', '.join(SUITES)}")
+        return 2
+    print(f"python {platform.python_version()} on {platform.machine()}, one core")
+    results: list[Result] = []
+    for name in chosen:
+        for r in SUITES[name]():
+            results.append(r)
+            target = f"(target >= {r.target:,.0f})" if r.target is not None else ""
+            print(f"  {r.name:<52} {r.value:>14,.0f} {r.unit:<10} {target} {r.verdict}", flush=True)
+    out = Path(".benchmarks")
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(
+        json.dumps([{"name": r.name, "value": r.value, "unit": r.unit, "target": r.target} for r in results], indent=2)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

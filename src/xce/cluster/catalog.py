@@ -1,0 +1,106 @@
+"""The resource catalog: every resource name a cluster knows, and what kind it is.
+
+Requirements are validated against it at submission (unknown names, rusage on a
+non-consumable), and the select evaluator uses it to interpret a bare word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["SLOTS", "Reservation", "ResourceCatalog", "ResourceDef", "ResourceKind"]
+
+SLOTS = "slots"
+"""The built-in consumable: job slots (tasks) a host can run."""
+
+
+class ResourceKind(Enum):
+    """What a resource name denotes."""
+
+    CONSUMABLE = "consumable"  # per-host numeric amount that jobs hold (slots, mem)
+    NUMERIC = "numeric"  # static per-host number (cpuf, ncores)
+    STRING = "string"  # per-host string (type, model, hname)
+    BOOLEAN = "boolean"  # per-host tag (fast, gpu)
+    SHARED = "shared"  # cluster-wide consumable (licenses)
+
+    @property
+    def consumable(self) -> bool:
+        """True for amounts that rusage may reserve."""
+        return self in (ResourceKind.CONSUMABLE, ResourceKind.SHARED)
+
+
+class Reservation(Enum):
+    """How an rusage amount of a host consumable is multiplied for a bucket."""
+
+    PER_TASK = "per_task"  # bucket of n slots wants n x amount (the default)
+    PER_HOST = "per_host"  # each host claimed wants amount once
+    PER_JOB = "per_job"  # the job wants amount once in all, on its first host
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDef:
+    """One resource of the catalog."""
+
+    name: str
+    kind: ResourceKind
+    reservation: Reservation = Reservation.PER_TASK
+
+
+class ResourceCatalog(Mapping[str, ResourceDef]):
+    """An immutable name -> :class:`ResourceDef` map; ``slots`` is always present.
+
+    Names ``hname`` (the host name) and ``any`` are reserved: ``hname`` is a string
+    resource of every host, ``any`` a value matching every string.
+    """
+
+    __slots__ = ("_defs", "_hash")
+
+    def __init__(self, defs: Iterable[ResourceDef] = ()) -> None:
+        table: dict[str, ResourceDef] = {
+            SLOTS: ResourceDef(SLOTS, ResourceKind.CONSUMABLE),
+            "hname": ResourceDef("hname", ResourceKind.STRING),
+        }
+        for d in defs:
+            if d.name in (SLOTS, "hname"):
+                if d.kind is not table[d.name].kind:
+                    raise ValueError(
+                        f"resource {d.name!r} is built in as {table[d.name].kind.value}"
+                    )
+                table[d.name] = d
+                continue
+            if d.name in table:
+                raise ValueError(f"resource {d.name!r} declared twice")
+            table[d.name] = d
+        self._defs = table
+        self._hash = hash(tuple(table.values()))
+
+    def __getitem__(self, name: str) -> ResourceDef:
+        return self._defs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._defs)
+
+    def __len__(self) -> int:
+        return len(self._defs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ResourceCatalog):
+            return self._defs == other._defs
+        return NotImplemented
+
+    def __hash__(self) -> int:  # hashable, so compiled selects can be memoised per catalog
+        return self._hash
+
+    def kind(self, name: str) -> ResourceKind | None:
+        """The kind of ``name``, or None when the cluster has no such resource."""
+        d = self._defs.get(name)
+        return d.kind if d is not None else None
+
+    def names(self, kind: ResourceKind) -> list[str]:
+        """Names of every resource of one kind, in declaration order."""
+        return [n for n, d in self._defs.items() if d.kind is kind]
+
+    def __repr__(self) -> str:
+        return f"ResourceCatalog({list(self._defs.values())!r})"

@@ -1,0 +1,134 @@
+"""The one error hierarchy of xce.
+
+Expected outcomes (a job pends, a requirement is unsatisfiable) are values, never
+exceptions. Exceptions are for bad input (:class:`InputError` and its subclasses, which
+are also ``ValueError`` and say *where* the problem is), misuse, cancellation and bugs.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Cancelled",
+    "InputError",
+    "InternalError",
+    "ResreqError",
+    "ResreqSyntaxError",
+    "StateError",
+    "XceError",
+]
+
+
+class XceError(Exception):
+    """Root of every exception xce raises on purpose."""
+
+
+class InputError(XceError, ValueError):
+    """Bad input: carries where it is (file, path inside the file, line/column).
+
+    ``text`` is the line (or requirement string) the column points into; when it is
+    given, :meth:`context` draws it with a caret under the offending column.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        text: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.path = path
+        self.line = line
+        self.column = column
+        self.text = text
+
+    def located(
+        self,
+        *,
+        source: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        text: str | None = None,
+    ) -> InputError:
+        """A copy of this error of the same class, with unset location fields filled in."""
+        other = type(self).__new__(type(self))
+        InputError.__init__(
+            other,
+            self.message,
+            source=self.source if self.source is not None else source,
+            path=self.path if self.path is not None else path,
+            line=self.line if self.line is not None else line,
+            column=self.column if self.column is not None else column,
+            text=self.text if self.text is not None else text,
+        )
+        return other
+
+    def where(self) -> str:
+        """``file:line:column: path`` as far as it is known, or an empty string."""
+        parts: list[str] = []
+        if self.source is not None:
+            loc = self.source
+            if self.line is not None:
+                loc += f":{self.line}"
+                if self.column is not None:
+                    loc += f":{self.column}"
+            parts.append(loc)
+        elif self.line is not None:
+            parts.append(f"line {self.line}" + (f", column {self.column}" if self.column else ""))
+        elif self.column is not None and self.text is None:
+            parts.append(f"column {self.column}")
+        if self.path:
+            parts.append(self.path)
+        return ": ".join(parts)
+
+    def context(self) -> str:
+        """The offending text with a caret under the column (empty if unknown)."""
+        if self.text is None or self.column is None:
+            return ""
+        shown = self.text.expandtabs(1)
+        caret = " " * max(self.column - 1, 0) + "^"
+        return f"  {shown}\n  {caret}"
+
+    def __str__(self) -> str:
+        where = self.where()
+        head = f"{where}: {self.message}" if where else self.message
+        ctx = self.context()
+        return f"{head}\n{ctx}" if ctx else head
+
+
+class ResreqSyntaxError(InputError):
+    """A resource requirement string does not parse; ``column`` is 1-based."""
+
+
+class ResreqError(InputError):
+    """A resource requirement parses but is invalid (for this job or this cluster).
+
+    ``token`` is the word of the requirement at fault, when there is one, so that a
+    caller holding the text can point a caret at it.
+    """
+
+    token: str | None = None
+
+
+class StateError(InputError):
+    """A state file (or an event applied to the state) is invalid; nothing was applied."""
+
+
+class InternalError(XceError):
+    """This should never happen: a bug in xce. Please file it with the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"internal error (a bug in xce, please report it): {message}")
+
+
+class Cancelled(BaseException):  # noqa: N818 - named like trio.Cancelled on purpose
+    """Raised at a cancellation checkpoint once cancellation was requested.
+
+    Derives from ``BaseException`` so that ``except Exception`` cannot swallow it.
+    """
