@@ -20,7 +20,9 @@ def distinct_requirements(n: int, seed: int = 1) -> list[str]:
         lambda i: f"mem>{i} && fast order[-slots] rusage[mem={i}:swp=500:duration=10]",
         lambda i: f"2*{{select[type==X86_64] rusage[mem={i}]}} + 4*{{select[mem>{i}]}}",
         lambda i: f"select[((2*cpuf+3*mem)/{i + 1} < 1.0) && !fast] span[ptile={1 + i % 8}]",
-        lambda i: f"{{select[type==X86_64] rusage[mem={i}]}} || {{select[type==ARM] rusage[mem={2 * i}]}}",
+        lambda i: (
+            f"{{select[type==X86_64] rusage[mem={i}]}} || {{select[type==ARM] rusage[mem={2 * i}]}}"
+        ),
         lambda i: f"select[(swp>{i} && type==MIPS) || (swp>35 && type==ALPHA)] same[type]",
     )
     return [shapes[i % len(shapes)](i) for i in range(n)]
@@ -54,7 +56,9 @@ def bench_memoised_ingest(jobs: int = 1_000_000, distinct: int = 100) -> Result:
     cat = catalog()
     rng = random.Random(7)
     pool = distinct_requirements(distinct, seed=3)
-    stream = [(rng.choice(pool), t, t) for t in (rng.choice((1, 1, 1, 2, 4, 16)) for _ in range(jobs))]
+    stream = [
+        (rng.choice(pool), t, t) for t in (rng.choice((1, 1, 1, 2, 4, 16)) for _ in range(jobs))
+    ]
     for text in pool:  # the compound strings fix their own total; make the stream consistent
         if parse(text).kind == "compound":
             total = parse(text).total_tasks  # type: ignore[union-attr]
@@ -66,7 +70,9 @@ def bench_memoised_ingest(jobs: int = 1_000_000, distinct: int = 100) -> Result:
             requirement_for_job(text, cat, lo, hi).primaries[0].fingerprint  # noqa: B018
 
     seconds = best_of(3, run)
-    return Result(f"memoised ingest, {jobs:,} jobs / {distinct} strings", jobs / seconds, "jobs/s", 500_000)
+    return Result(
+        f"memoised ingest, {jobs:,} jobs / {distinct} strings", jobs / seconds, "jobs/s", 500_000
+    )
 
 
 def run() -> list[Result]:

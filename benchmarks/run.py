@@ -9,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_resreq  # noqa: E402
-from benchmarks.common import Result  # noqa: E402
+from benchmarks import bench_resreq
+from benchmarks.common import Result
 
 SUITES = {"resreq": bench_resreq.run}
 
@@ -31,7 +31,13 @@ def main(argv: list[str]) -> int:
     out = Path(".benchmarks")
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(
-        json.dumps([{"name": r.name, "value": r.value, "unit": r.unit, "target": r.target} for r in results], indent=2)
+        json.dumps(
+            [
+                {"name": r.name, "value": r.value, "unit": r.unit, "target": r.target}
+                for r in results
+            ],
+            indent=2,
+        )
     )
     return 0
 

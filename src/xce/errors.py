@@ -11,6 +11,7 @@ __all__ = [
     "Cancelled",
     "InputError",
     "InternalError",
+    "RegistryError",
     "ResreqError",
     "ResreqSyntaxError",
     "StateError",
@@ -120,6 +121,10 @@ class StateError(InputError):
     """A state file (or an event applied to the state) is invalid; nothing was applied."""
 
 
+class RegistryError(XceError, ValueError):
+    """A plugin registry was misused: a duplicate name, or no plugin for the request."""
+
+
 class InternalError(XceError):
     """This should never happen: a bug in xce. Please file it with the message."""
 
@@ -127,7 +132,7 @@ class InternalError(XceError):
         super().__init__(f"internal error (a bug in xce, please report it): {message}")
 
 
-class Cancelled(BaseException):  # noqa: N818 - named like trio.Cancelled on purpose
+class Cancelled(BaseException):
     """Raised at a cancellation checkpoint once cancellation was requested.
 
     Derives from ``BaseException`` so that ``except Exception`` cannot swallow it.

@@ -42,7 +42,8 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
         except Exception as err:  # an internal error is a bug: say so
             traceback.print_exc(file=sys.stderr)
             print(
-                f"xce: internal error (a bug in xce, please report it): {type(err).__name__}: {err}",
+                "xce: internal error (a bug in xce, please report it): "
+                f"{type(err).__name__}: {err}",
                 file=sys.stderr,
             )
             raise typer.Exit(1) from None
@@ -56,8 +57,9 @@ def _root() -> None:
 
 
 def _register() -> None:
-    from xce.cli import resreq_cmd
+    from xce.cli import resreq_cmd, schedule_cmd
 
+    app.command("schedule")(guarded(schedule_cmd.schedule))
     app.command("resreq")(guarded(resreq_cmd.resreq))
 
 

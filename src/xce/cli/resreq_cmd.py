@@ -67,8 +67,14 @@ def _shape(r: PrimaryResreq | CompoundResreq) -> dict[str, Any]:
 def describe(resreq: Resreq, *, validated_against: str | None = None) -> dict[str, Any]:
     """The JSON of ``xce resreq --json``."""
     alternatives = resreq.alternatives if isinstance(resreq, AlterResreq) else (resreq,)
-    unused = sorted({s for p in resreq.primaries for s in UNUSED_SECTIONS if getattr(p, s) is not None})
-    if any(g.duration is not None or g.decay is not None for p in resreq.primaries for g in p.rusage.groups):
+    unused = sorted(
+        {s for p in resreq.primaries for s in UNUSED_SECTIONS if getattr(p, s) is not None}
+    )
+    if any(
+        g.duration is not None or g.decay is not None
+        for p in resreq.primaries
+        for g in p.rusage.groups
+    ):
         unused.append("rusage duration/decay")
     return {
         "kind": resreq.kind,
@@ -81,7 +87,9 @@ def describe(resreq: Resreq, *, validated_against: str | None = None) -> dict[st
 
 
 def _render(info: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]normalized[/]   {info['normalized'] or '(empty: any host)'}", highlight=False)
+    console.print(
+        f"[bold]normalized[/]   {info['normalized'] or '(empty: any host)'}", highlight=False
+    )
     console.print(f"[bold]kind[/]         {info['kind']}")
     console.print(f"[bold]fingerprint[/]  {info['fingerprint']}")
     tree = Tree("[bold]structure[/]")
@@ -125,12 +133,15 @@ def _sections(leaf: Tree, term: dict[str, Any]) -> None:
 
 
 def resreq(
-    string: Annotated[str, typer.Argument(help="The requirement, e.g. 'select[mem>4000] rusage[mem=2000]'.")],
+    string: Annotated[
+        str, typer.Argument(help="The requirement, e.g. 'select[mem>4000] rusage[mem=2000]'.")
+    ],
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Task count N, or MIN,MAX (like bsub -n).")
     ] = None,
     cluster: Annotated[
-        Path | None, typer.Option("--cluster", help="A state file: check names against its resources.")
+        Path | None,
+        typer.Option("--cluster", help="A state file: check names against its resources."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
@@ -144,7 +155,9 @@ def resreq(
     try:
         parsed = requirement_for_job(string, catalog, min_tasks, max_tasks)
     except InputError as err:
-        raise err.located(source="requirement", text=string if err.column is not None else None) from None
+        raise err.located(
+            source="requirement", text=string if err.column is not None else None
+        ) from None
     info = describe(parsed, validated_against=str(cluster) if cluster is not None else None)
     if as_json:
         typer.echo(json.dumps(info, indent=2))

@@ -141,7 +141,9 @@ class _Compiler:
         if kind is ResourceKind.NUMERIC:
             return _Bound(lambda v, i: _take(v.hosts.numeric[word], i), "num", False)
         if kind is ResourceKind.BOOLEAN:
-            return _Bound(lambda v, i: _take(v.hosts.tags[word], i).astype(np.float64), "num", False)
+            return _Bound(
+                lambda v, i: _take(v.hosts.tags[word], i).astype(np.float64), "num", False
+            )
         if kind is ResourceKind.STRING:
             return _Bound(lambda v, i: _take(v.hosts.strings[word], i), "str", False)
         base = word[3:] if word.startswith("max") else ""
@@ -152,7 +154,9 @@ class _Compiler:
             return _Bound(lambda v, i: v.shared_total(base), "num", False)
         if literal_ok:
             return _Bound(lambda v, i: word, "any" if word == "any" else "str", False)
-        raise self.fail(f"unknown resource {word!r} in select (no host of this cluster has it)", word)
+        raise self.fail(
+            f"unknown resource {word!r} in select (no host of this cluster has it)", word
+        )
 
     def defined(self, word: str) -> _Bound:
         kind = self.catalog.kind(word)
@@ -176,7 +180,9 @@ class _Compiler:
         f = inner.fn
         if node.op == "-":
             return _Bound(lambda v, i: np.negative(f(v, i)), "num", inner.dynamic)
-        return _Bound(lambda v, i: np.logical_not(_truthy(f(v, i))).astype(np.float64), "num", inner.dynamic)
+        return _Bound(
+            lambda v, i: np.logical_not(_truthy(f(v, i))).astype(np.float64), "num", inner.dynamic
+        )
 
     def number(self, node: ex.Expr, op: str) -> _Bound:
         bound = self.bind(node)
@@ -229,8 +235,14 @@ def _is_string_side(node: ex.Expr, catalog: ResourceCatalog) -> bool:
     )
 
 
+def _present(values: Any) -> npt.NDArray[np.bool_]:
+    """Where a string column has a value (None: the host lacks the resource)."""
+    arr = np.asarray(values, dtype=object)
+    return np.asarray(arr != None)  # noqa: E711 - elementwise on object arrays
+
+
 def _defined_str(values: Any) -> Any:
-    return np.not_equal(values, None).astype(np.float64)
+    return _present(values).astype(np.float64)
 
 
 def _divide(a: Any, b: Any) -> Any:
@@ -247,19 +259,20 @@ def _compare_num(op: str, a: Any, b: Any) -> Any:
 
 def _compare_str(op: str, a: Any, b: Any) -> Any:
     a_arr, b_arr = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-    ok = np.not_equal(a_arr, None) & np.not_equal(b_arr, None)
+    ok = _present(a_arr) & _present(b_arr)
     a_arr, b_arr = np.where(ok, a_arr, ""), np.where(ok, b_arr, "")
     return np.asarray(_COMPARE[op](a_arr, b_arr) & ok, np.float64)
 
 
 def _any(op: str, values: Any) -> Any:
-    present = np.not_equal(np.asarray(values, dtype=object), None)
+    present = _present(values)
     return np.asarray(present if op == "==" else np.zeros_like(present), np.float64)
 
 
 def _reads_availability(node: ex.Expr, catalog: ResourceCatalog) -> bool:
     return any(
-        isinstance(n, ex.Name) and catalog.kind(n.name) in (ResourceKind.CONSUMABLE, ResourceKind.SHARED)
+        isinstance(n, ex.Name)
+        and catalog.kind(n.name) in (ResourceKind.CONSUMABLE, ResourceKind.SHARED)
         for n in ex.walk(node)
     )
 
@@ -308,18 +321,21 @@ class SelectMemo:
     recomputed for that host alone on the next read. :meth:`reset` starts afresh.
     """
 
-    __slots__ = ("_charged", "_masks", "view")
+    __slots__ = ("_charged", "_dynamic", "_masks", "view")
 
     def __init__(self, view: HostView) -> None:
         self.view = view
         self._masks: dict[int, tuple[BoolArray, int]] = {}
         self._charged: list[int] = []
+        self._dynamic: set[int] = set()
 
     def mask(self, select: CompiledSelect) -> BoolArray:
         """The select's truth on every host (read-only by convention)."""
         entry = self._masks.get(select.id)
         if entry is None:
             mask = select.evaluate(self.view)
+            if select.dynamic:
+                self._dynamic.add(select.id)
         else:
             mask, seen = entry
             if not select.dynamic or seen == len(self._charged):
@@ -336,6 +352,12 @@ class SelectMemo:
         """The session charged ``host``: its memo entries are stale."""
         self._charged.append(host)
 
+    def forget_all(self) -> None:
+        """Every host's entries of availability-reading selects are stale."""
+        for key in self._dynamic:
+            self._masks.pop(key, None)
+
     def reset(self) -> None:
         self._masks.clear()
         self._charged.clear()
+        self._dynamic.clear()

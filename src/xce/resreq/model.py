@@ -106,6 +106,21 @@ class Fingerprint:
     span: tuple[int, int]
     same: tuple[str, ...]
     select_digest: int = field(default=0, compare=False)
+    _hash: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        key = (
+            self.min_tasks,
+            self.max_tasks,
+            self.select_node_id,
+            self.rusage_hash,
+            self.span,
+            self.same,
+        )
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:  # precomputed: cache lookups hash it once per job
+        return self._hash
 
     def __str__(self) -> str:
         stable = (
@@ -199,7 +214,9 @@ class CompoundResreq:
         return self.terms
 
     def __str__(self) -> str:
-        return " + ".join(f"{t.max_tasks}*{{{str(t) if not t.is_empty else '-'}}}" for t in self.terms)
+        return " + ".join(
+            f"{t.max_tasks}*{{{str(t) if not t.is_empty else '-'}}}" for t in self.terms
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -239,7 +239,6 @@ def _bracket_body(tok: Token) -> str:
     return text[text.index("[") + 1 : -1].strip()
 
 
-
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("xce.resreq").joinpath("grammar.lark").read_text()
@@ -263,21 +262,25 @@ def _raise(text: str, err: UnexpectedInput) -> NoReturn:
         if err.token.type == "$END":
             column = len(line_text) + 1
     elif isinstance(err, UnexpectedCharacters):
-        message = f"unexpected character {text[err.pos_in_stream]!r}"
+        message = f"unexpected character {text[err.pos_in_stream or 0]!r}"
         expected = sorted({_TOKEN_NAMES.get(t, t) for t in err.allowed})
     else:
         assert isinstance(err, UnexpectedEOF)
         message, expected, column = "unexpected end of input", [], len(line_text) + 1
     if expected:
-        message += "; expected " + (expected[0] if len(expected) == 1 else "one of " + ", ".join(expected))
-    raise ResreqSyntaxError(message, line=line if len(lines) > 1 else None, column=column, text=line_text)
+        message += "; expected " + (
+            expected[0] if len(expected) == 1 else "one of " + ", ".join(expected)
+        )
+    raise ResreqSyntaxError(
+        message, line=line if len(lines) > 1 else None, column=column, text=line_text
+    )
 
 
 @lru_cache(maxsize=65536)
 def parse(text: str) -> Resreq:
     """Parse a requirement string; memoised. Raises :class:`ResreqSyntaxError`."""
     try:
-        result: Resreq = _parser().parse(text)
+        result: Resreq = _parser().parse(text)  # type: ignore[assignment]  # the transformer's
     except UnexpectedInput as err:
         _raise(text, err)
     except _Fail as fail:

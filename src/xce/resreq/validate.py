@@ -18,11 +18,18 @@ from xce.resreq.parser import parse
 
 __all__ = ["bind_tasks", "check", "requirement_for_job"]
 
-_ORDERABLE = (ResourceKind.CONSUMABLE, ResourceKind.NUMERIC, ResourceKind.BOOLEAN, ResourceKind.SHARED)
+_ORDERABLE = (
+    ResourceKind.CONSUMABLE,
+    ResourceKind.NUMERIC,
+    ResourceKind.BOOLEAN,
+    ResourceKind.SHARED,
+)
 _ATTRIBUTES = (ResourceKind.STRING, ResourceKind.NUMERIC, ResourceKind.BOOLEAN)
 
 
-def _fail(message: str, text: str | None, word: str | None, section: str | None = None) -> ResreqError:
+def _fail(
+    message: str, text: str | None, word: str | None, section: str | None = None
+) -> ResreqError:
     column = _column_of(text, word, section) if text is not None and word else None
     return ResreqError(message, column=column, text=text if column is not None else None)
 
@@ -46,7 +53,9 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
     for key in p.order:
         if catalog.kind(key.name) not in _ORDERABLE:
             what = "unknown resource" if key.name not in catalog else "a string resource"
-            raise _fail(f"order[]: {key.name!r} is {what}; order needs a number", text, key.name, "order")
+            raise _fail(
+                f"order[]: {key.name!r} is {what}; order needs a number", text, key.name, "order"
+            )
     for name in p.rusage.amounts:
         kind = catalog.kind(name)
         if kind is None:
@@ -62,7 +71,9 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
         kind = catalog.kind(name)
         if kind not in _ATTRIBUTES:
             what = "unknown resource" if kind is None else f"a {kind.value} resource"
-            raise _fail(f"same[]: {name!r} is {what}; same needs a host attribute", text, name, "same")
+            raise _fail(
+                f"same[]: {name!r} is {what}; same needs a host attribute", text, name, "same"
+            )
 
 
 def check(resreq: Resreq, catalog: ResourceCatalog, text: str | None = None) -> None:
@@ -71,7 +82,9 @@ def check(resreq: Resreq, catalog: ResourceCatalog, text: str | None = None) -> 
         _check_primary(p, catalog, text)
 
 
-def bind_tasks(resreq: Resreq, min_tasks: int | None = None, max_tasks: int | None = None) -> Resreq:
+def bind_tasks(
+    resreq: Resreq, min_tasks: int | None = None, max_tasks: int | None = None
+) -> Resreq:
     """Give each primary its task counts; ``None`` means the job did not say.
 
     A SIMPLE requirement takes the job's counts (1 when unsaid); a COMPOUND one fixes
@@ -106,7 +119,9 @@ def _admit(c: CompoundResreq, min_tasks: int | None, max_tasks: int | None) -> N
         return
     if not min_tasks <= c.total_tasks <= max_tasks:
         asked = str(min_tasks) if min_tasks == max_tasks else f"{min_tasks},{max_tasks}"
-        raise ResreqError(f"the job asks for {asked} tasks but its compound requirement totals {c.total_tasks}")
+        raise ResreqError(
+            f"the job asks for {asked} tasks but its compound requirement totals {c.total_tasks}"
+        )
 
 
 @lru_cache(maxsize=65536)
@@ -124,4 +139,3 @@ def requirement_for_job(
     if catalog is not None:
         check(resreq, catalog, text)
     return bind_tasks(resreq, min_tasks, max_tasks)
-

@@ -1,0 +1,75 @@
+"""The session's books: what is available now on every host and cluster-wide.
+
+Availability = capacity − what running work holds − what this session already handed
+out. It only falls within a session; that is what makes the unsatisfiable cache and the
+host-scan cursors sound. The books own the select memo, and drop a host's memo entries
+whenever they charge that host (design §2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.outcome import JobAllocation
+from xce.cluster.catalog import SLOTS
+from xce.cluster.hosts import HostStatus, HostTable
+from xce.cluster.state import ClusterState
+from xce.resreq import SelectMemo
+
+__all__ = ["SessionBooks"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class SessionBooks:
+    """Per-host available amounts (numpy columns) and shared amounts, for one session.
+
+    Implements :class:`xce.resreq.HostView`, so selects evaluate against it.
+    """
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.memo = SelectMemo(self)
+        self._avail: dict[str, FloatArray] = {}
+        self._shared: dict[str, float] = {}
+        self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
+        self.cursors: dict[object, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Session start: availability from the state; memo and cursors cleared."""
+        st = self.state
+        self._avail = {name: st.hosts.capacity[name] - st.used[name] for name in st.hosts.capacity}
+        self._shared = {name: st.shared_free(name) for name in st.shared_total}
+        self.ok = np.asarray(st.hosts.status == HostStatus.OK)
+        self.memo.reset()
+        self.cursors.clear()
+
+    # --- HostView --------------------------------------------------------------------
+    @property
+    def hosts(self) -> HostTable:
+        return self.state.hosts
+
+    def available(self, name: str) -> FloatArray:
+        return self._avail[name]
+
+    def shared_available(self, name: str) -> float:
+        return self._shared[name]
+
+    def shared_total(self, name: str) -> float:
+        return self.state.shared_total[name]
+
+    # --- charging --------------------------------------------------------------------
+    def charge(self, allocation: JobAllocation) -> None:
+        """Hand a dispatched job's resources out: no later job of the session gets them."""
+        for claim in allocation.claims:
+            h = claim.host
+            self._avail[SLOTS][h] -= claim.slots
+            for name, amount in claim.amounts:
+                self._avail[name][h] -= amount
+            self.memo.forget_host(h)
+        if allocation.shared:
+            for name, amount in allocation.shared:
+                self._shared[name] -= amount
+            self.memo.forget_all()  # a shared amount is seen by every host's selects

@@ -1,0 +1,409 @@
+"""The allocation engine: the spec's composition algorithm, per job.
+
+``ALTER`` (first alternative that fully allocates) → ``COMPOUND`` (every term, atomic) →
+``PRIMARY``: unsatisfiable-cache check → shared-resource check (once per primary) →
+the elected plugin's plans → per plan, per bucket a *fresh* host iterator → per host
+the exact try (prepare fan-out, availability minus uncommitted debits, per-host limits).
+A failed plan's claims are rolled back before the next plan; a satisfied plan stops the
+search. Nothing reaches the session's books until the whole job is dispatched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.books import SessionBooks
+from xce.alloc.cache import CacheKey, UnsatCache
+from xce.alloc.cancel import CancelToken
+from xce.alloc.context import AllocContext, AllocStats
+from xce.alloc.diagnose import diagnose, shared_shortfall
+from xce.alloc.hosts import HostFinder, HostIterator
+from xce.alloc.limits import LimitBooks
+from xce.alloc.outcome import (
+    AllocMode,
+    Claim,
+    Decision,
+    Dispatched,
+    JobAllocation,
+    PendInfo,
+    Pending,
+    PendReason,
+)
+from xce.alloc.plans import Plan
+from xce.alloc.plugins import AllocatorRegistry, default_registry
+from xce.alloc.request import PreparedPrimary, PreparedRequirement
+from xce.cluster.catalog import SLOTS
+from xce.cluster.state import ClusterState
+
+__all__ = ["AllocOptions", "Allocator", "JobRequest"]
+
+_EPS = 1e-9
+_NOTHING: dict[str, float] = {}
+Hook = Callable[[AllocContext], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AllocOptions:
+    """Switches that must never change a decision, only its cost (tested)."""
+
+    cache: bool = True  # the unsatisfiable cache (spec Req 7)
+    shortcuts: bool = True  # exact shortcuts: skip plans that provably fail
+
+
+@dataclass(frozen=True, slots=True)
+class JobRequest:
+    """What the allocator needs of a job: identity and its prepared requirement."""
+
+    id: str
+    user: str
+    queue: str
+    project: str
+    requirement: PreparedRequirement
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    info: PendInfo
+    cached: bool = False
+
+
+class Allocator:
+    """Places jobs one at a time against a session's books; see the module docstring."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        registry: AllocatorRegistry | None = None,
+        options: AllocOptions | None = None,
+        token: CancelToken | None = None,
+    ) -> None:
+        self.state = state
+        self.registry = registry if registry is not None else default_registry()
+        self.options = options if options is not None else AllocOptions()
+        self.token = token if token is not None else CancelToken()
+        self.books = SessionBooks(state)
+        self.limits = LimitBooks(state)
+        self.cache = UnsatCache()
+        self.stats = AllocStats()
+        self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
+
+    def begin_session(self) -> None:
+        """Reset the session's books, the evaluation memo and the unsatisfiable cache."""
+        self.books.reset()
+        self.limits.reset()
+        self.cache.clear()
+        self.stats = AllocStats()
+        self._hooks = self.registry.prepare_hooks()
+
+    # --- job level -------------------------------------------------------------------
+    def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
+        """Place ``job`` and charge the session's books at once, or say why it waits."""
+        self.token.checkpoint()
+        ids = self.limits.applicable(job.user, job.queue, job.project)
+        over = self.limits.aggregate_violation(ids, job.requirement.tasks, {})
+        if over is not None:
+            return Pending(job.id, PendInfo(PendReason.LIMIT, f"limit {over.name!r} is reached"))
+        ctx = AllocContext(
+            self.books,
+            self.limits,
+            user=job.user,
+            queue=job.queue,
+            project=job.project,
+            token=self.token,
+            stats=self.stats,
+            mode=mode,
+        )
+        with ctx:
+            placed = self._place_requirement(job.requirement, ctx)
+        if isinstance(placed, _Failed):
+            return Pending(job.id, placed.info, placed.cached)
+        totals: dict[str, float] = {}
+        for claim in placed.claims:
+            for name, amount in claim.amounts:
+                totals[name] = totals.get(name, 0.0) + amount
+        over = self.limits.aggregate_violation(ids, placed.slots, totals)
+        if over is not None:
+            return Pending(
+                job.id, PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded")
+            )
+        self.books.charge(placed)
+        self.limits.charge(ids, placed)
+        return Dispatched(job.id, placed)
+
+    def _place_requirement(
+        self, req: PreparedRequirement, ctx: AllocContext
+    ) -> JobAllocation | _Failed:
+        failures: list[_Failed] = []
+        for a, terms in enumerate(req.alternatives):
+            placed = self._place_terms(terms, ctx)
+            if not isinstance(placed, _Failed):
+                claims, shared = placed
+                return JobAllocation(claims, shared, a if req.is_alter else None)
+            failures.append(placed)
+        first = failures[0]
+        if len(failures) == 1:
+            return first
+        others = "; ".join(
+            f"alternative {i}: {f.info.reason.value}" for i, f in enumerate(failures) if i
+        )
+        info = PendInfo(
+            first.info.reason, f"alternative 0: {first.info.message} ({others})", first.info.hosts
+        )
+        return _Failed(info, all(f.cached for f in failures))
+
+    def _place_terms(
+        self, terms: Sequence[PreparedPrimary], ctx: AllocContext
+    ) -> tuple[tuple[Claim, ...], tuple[tuple[str, float], ...]] | _Failed:
+        """Every term or nothing: a failing term gives back all earlier terms' debits."""
+        claims: list[Claim] = []
+        shared: list[tuple[str, float]] = []
+        for t, pp in enumerate(terms):
+            placed = self._place_primary(pp, ctx, t)
+            if isinstance(placed, _Failed):
+                ctx.credit(claims)
+                ctx.credit_shared(shared)
+                return placed
+            claims.extend(placed)
+            shared.extend(pp.wants.shared)
+        return tuple(claims), tuple(shared)
+
+    # --- primary level ---------------------------------------------------------------
+    def _place_primary(
+        self, pp: PreparedPrimary, ctx: AllocContext, term: int
+    ) -> list[Claim] | _Failed:
+        key: CacheKey | None = None
+        if self.options.cache and pp.cacheable:
+            key = (pp.primary.fingerprint, ctx.user, ctx.queue, ctx.project)
+            hit = self.cache.lookup(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return _Failed(hit, cached=True)
+            self.stats.cache_misses += 1
+        # Sound to cache only if no earlier term of this job holds debits (design §3).
+        clean = not ctx.uncommitted and not ctx.shared_uncommitted
+        ctx.primary, ctx.term = pp, term
+        short = shared_shortfall(pp, ctx)
+        if short is not None:
+            return self._unsatisfiable(key if clean else None, short)
+        ctx.debit_shared(pp.wants.shared)
+        claims = self._run_plans(pp, ctx)
+        if claims is None:
+            ctx.credit_shared(pp.wants.shared)
+            return self._unsatisfiable(key if clean else None, diagnose(pp, ctx))
+        return claims
+
+    def _unsatisfiable(self, key: CacheKey | None, info: PendInfo) -> _Failed:
+        if key is not None:
+            self.cache.insert(key, info)
+            self.stats.cache_inserts += 1
+        return _Failed(info)
+
+    def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Claim] | None:
+        """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
+        groups = self._same_groups(pp)
+        finders = [HostFinder(pp, self.books, g) for g in groups]
+        bounds = [_Capacity(f) for f in finders] if self.options.shortcuts else None
+        if bounds is not None and not any(b.total >= pp.tasks for b in bounds):
+            return None  # more slots wanted than are free anywhere: every plan fails
+        plugin = self.registry.elect(pp)
+        plans = plugin.plans(pp, ctx)
+        self.stats.iterators += 1
+        try:
+            for plan in plans:
+                self.stats.plans_tried += 1
+                for i, finder in enumerate(finders):
+                    if bounds is not None and not bounds[i].admits(plan, pp.tasks):
+                        continue
+                    claims = (
+                        self._fill(pp, ctx, finder)
+                        if plan.fill
+                        else self._try_plan(plan, ctx, finder)
+                    )
+                    if claims is not None:
+                        return claims
+        finally:
+            plans.close()
+        return None
+
+    def _same_groups(self, pp: PreparedPrimary) -> list[np.ndarray | None]:
+        """``same[a:b]``: one host mask per distinct value combination, by first host."""
+        names = pp.primary.same
+        if not names:
+            return [None]
+        hosts = self.books.hosts
+        columns: list[npt.NDArray[Any]] = []
+        for name in names:
+            if name in hosts.strings:
+                columns.append(hosts.strings[name])
+            elif name in hosts.tags:
+                columns.append(hosts.tags[name])
+            else:
+                columns.append(hosts.numeric[name])
+        keys = list(zip(*columns, strict=True))
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for h, k in enumerate(keys):
+            if not any(v is None or (isinstance(v, float) and math.isnan(v)) for v in k):
+                groups.setdefault(k, []).append(h)
+        masks: list[np.ndarray | None] = []
+        for members in groups.values():
+            mask = np.zeros(hosts.n, dtype=np.bool_)
+            mask[members] = True
+            masks.append(mask)
+        return masks or [np.zeros(hosts.n, dtype=np.bool_)]
+
+    def _try_plan(self, plan: Plan, ctx: AllocContext, finder: HostFinder) -> list[Claim] | None:
+        """Every bucket on a distinct host, a fresh host iterator per bucket (Req 4 AC 2)."""
+        assert ctx.primary is not None
+        claimed: list[Claim] = []
+        taken: set[int] = set()
+        for need in plan.buckets:
+            ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
+            claim = self._claim_one(ctx, finder, need, taken)
+            if claim is None:
+                ctx.credit(claimed)  # rollback: no phantom debit reaches the next plan
+                return None
+            claimed.append(claim)
+            taken.add(claim.host)
+        return claimed
+
+    def _claim_one(
+        self, ctx: AllocContext, finder: HostFinder, need: int, taken: set[int]
+    ) -> Claim | None:
+        assert ctx.primary is not None
+        hosts = HostIterator(
+            finder, need, ctx.primary.wants.for_bucket(need, ctx.first), self.token
+        )
+        self.stats.iterators += 1
+        try:
+            for h in hosts:
+                if h in taken:  # host exclusivity within a plan is the caller's job
+                    continue
+                claim = self.try_host(h, ctx)
+                if claim is not None:
+                    return claim
+        finally:
+            hosts.close()
+        return None
+
+    def try_host(self, h: int, ctx: AllocContext) -> Claim | None:
+        """The per-host try: the prepare fan-out builds the want, then the exact check."""
+        self.stats.host_tries += 1
+        request = ctx.request
+        request.clear()
+        for hook in self._hooks:
+            hook(ctx)
+        want: dict[str, float] = {}
+        for name, amount in request:
+            want[name] = want.get(name, 0.0) + amount
+        held = ctx.uncommitted.get(h, _NOTHING)
+        available = self.books.available
+        for name, amount in want.items():
+            if not available(name)[h] - held.get(name, 0.0) >= amount - _EPS:
+                return None
+        if ctx.limit_ids and self.limits.host_violation(ctx.limit_ids, h, want, held) is not None:
+            return None
+        slots = int(want.pop(SLOTS, 0))
+        claim = Claim(h, slots, tuple(want.items()), ctx.term)
+        ctx.debit(claim)
+        return claim
+
+    def _fill(
+        self, pp: PreparedPrimary, ctx: AllocContext, finder: HostFinder
+    ) -> list[Claim] | None:
+        """The fill plan (design §3): each host in order takes what it can of the rest."""
+        remaining = pp.tasks
+        claimed: list[Claim] = []
+        hosts = HostIterator(finder, 1, pp.wants.for_bucket(1, False), self.token)
+        self.stats.iterators += 1
+        try:
+            for h in hosts:
+                ctx.first = not claimed
+                take = min(remaining, self._room(h, pp, ctx))
+                if take < 1:
+                    continue
+                ctx.nhosts, ctx.nslots = 1, take
+                claim = self.try_host(h, ctx)
+                if claim is None:
+                    continue
+                claimed.append(claim)
+                remaining -= take
+                if remaining == 0:
+                    return claimed
+        finally:
+            hosts.close()
+        ctx.credit(claimed)
+        return None
+
+    def _room(self, h: int, pp: PreparedPrimary, ctx: AllocContext) -> int:
+        """How many tasks host ``h`` can still take for this attempt (0 if none)."""
+        held = ctx.uncommitted.get(h, _NOTHING)
+        available = self.books.available
+        room = _floor(available(SLOTS)[h] - held.get(SLOTS, 0.0))
+        ids = ctx.limit_ids
+        if ids:
+            room = min(
+                room, _floor(self.limits.host_headroom(ids, h, SLOTS) - held.get(SLOTS, 0.0))
+            )
+        wants = pp.wants
+        fixed = dict(wants.per_host)
+        if ctx.first:
+            for name, amount in wants.per_job:
+                fixed[name] = fixed.get(name, 0.0) + amount
+        per_task = dict(wants.per_task)
+        for name in {*per_task, *fixed}:
+            free = available(name)[h] - held.get(name, 0.0) - fixed.get(name, 0.0)
+            if ids:
+                free = min(
+                    free,
+                    self.limits.host_headroom(ids, h, name)
+                    - held.get(name, 0.0)
+                    - fixed.get(name, 0.0),
+                )
+            if not free >= -_EPS:
+                return 0
+            if per_task.get(name, 0.0) > 0:
+                room = min(room, _floor(free / per_task[name]))
+        return max(room, 0)
+
+
+def _floor(x: float) -> int:
+    if math.isnan(x):
+        return 0
+    return math.floor(x + _EPS) if math.isfinite(x) else 1 << 62
+
+
+class _Capacity:
+    """Upper bounds on what a finder's hosts can take now, for the exact shortcuts.
+
+    A plan of ``a`` buckets of size ``s1`` and ``b`` of size ``s2 <= s1`` needs ``a``
+    distinct hosts taking ``s1`` and ``a + b`` taking ``s2``; the fill plan needs the
+    total. Bounds come from the session's books, which this attempt's debits only lower,
+    so a plan they reject would fail anyway.
+    """
+
+    __slots__ = ("_ascending", "total")
+
+    def __init__(self, finder: HostFinder) -> None:
+        cap = finder.task_capacity()
+        self._ascending = np.sort(cap)
+        self.total = int(cap.sum())
+
+    def hosts_taking(self, s: int) -> int:
+        return len(self._ascending) - int(np.searchsorted(self._ascending, s, side="left"))
+
+    def admits(self, plan: Plan, tasks: int) -> bool:
+        if plan.fill:
+            return self.total >= tasks
+        needed = 0
+        for size, count in sorted(Counter(plan.buckets).items(), reverse=True):
+            needed += count  # buckets of at least this size need that many distinct hosts
+            if self.hosts_taking(size) < needed:
+                return False
+        return True

@@ -1,0 +1,181 @@
+"""The host iterator (spec Req 3): candidate hosts for one bucket, lazily.
+
+A candidate is a host whose status is ok, whose select is true (on availability now,
+memoised) and which has room for the bucket by the session's books. The caller skips
+hosts already claimed in the plan and makes the exact per-host try (with this attempt's
+uncommitted debits and per-host limits): the iterator stays a pure filter.
+
+A **fresh iterator per bucket** (Req 4 AC 2): a host offered to and rejected by a large
+bucket is offered again to a later, smaller one.
+
+Hosts are scanned in host order, in chunks of growing size filtered with numpy, so the
+first fitting host is found without touching the rest of a large cluster. A per-session
+cursor per (select, bucket want) skips the prefix of hosts that can never again fit that
+want this session (availability only falls), which keeps first-fit cheap as the cluster
+fills. With ``order[]``, all candidates are sorted once per iterator instead.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.books import SessionBooks
+from xce.alloc.cancel import CancelToken
+from xce.alloc.request import Amounts, PreparedPrimary
+from xce.cluster.catalog import SLOTS, ResourceKind
+
+__all__ = ["HostFinder", "HostIterator"]
+
+BoolArray = npt.NDArray[np.bool_]
+IndexArray = npt.NDArray[np.intp]
+_EPS = 1e-9
+_FIRST_CHUNK = 64
+_MAX_CHUNK = 8192
+
+
+class HostFinder:
+    """Everything host iterators of one primary attempt share: the static part of the
+    filter (status, select, ``same`` group) and the order."""
+
+    __slots__ = ("books", "cursor_ok", "mask", "primary", "select_id")
+
+    def __init__(
+        self, primary: PreparedPrimary, books: SessionBooks, restrict: BoolArray | None = None
+    ) -> None:
+        self.primary = primary
+        self.books = books
+        mask = books.ok
+        if primary.select is not None:
+            mask = mask & books.memo.mask(primary.select)
+        if restrict is not None:
+            mask = mask & restrict
+        self.mask: BoolArray = mask
+        self.select_id = primary.select.id if primary.select is not None else 0
+        # The cursor is exact only when nothing in the filter can turn true again.
+        self.cursor_ok = restrict is None and primary.cacheable and not primary.primary.order
+
+    def fits(self, want: Amounts, nslots: int, lo: int, hi: int) -> BoolArray:
+        """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want``."""
+        avail = self.books.available
+        cond = self.mask[lo:hi] & (avail(SLOTS)[lo:hi] >= nslots - _EPS)
+        for name, amount in want:
+            if amount > 0:
+                cond &= avail(name)[lo:hi] >= amount - _EPS
+        return cond
+
+    def ordered(self, want: Amounts, nslots: int) -> IndexArray:
+        """All candidates, sorted by the primary's ``order[]`` keys (ties: host order)."""
+        idx = np.flatnonzero(self.fits(want, nslots, 0, self.books.hosts.n))
+        keys = []
+        for key in reversed(self.primary.primary.order):  # lexsort: last key is primary
+            values = self._key_values(key.name)[idx]
+            values = values if key.ascending else -values
+            keys.append(np.where(np.isnan(values), np.inf, values))
+        if not keys:
+            return idx
+        return idx[np.lexsort(keys)]
+
+    def _key_values(self, name: str) -> npt.NDArray[np.float64]:
+        books = self.books
+        kind = books.state.catalog.kind(name)
+        if kind is ResourceKind.CONSUMABLE:
+            return books.available(name)
+        if kind is ResourceKind.NUMERIC:
+            return np.asarray(books.hosts.numeric[name])
+        if kind is ResourceKind.BOOLEAN:
+            return np.asarray(books.hosts.tags[name], dtype=np.float64)
+        return np.full(books.hosts.n, books.shared_available(name))
+
+    def task_capacity(self) -> npt.NDArray[np.int64]:
+        """Per eligible host, an upper bound on the tasks it can take now (shortcuts)."""
+        books, wants = self.books, self.primary.wants
+        idx = np.flatnonzero(self.mask)
+        cap = np.floor(books.available(SLOTS)[idx] + _EPS)
+        for name, per_task in wants.per_task:
+            if per_task > 0:
+                extra = dict(wants.per_host).get(name, 0.0)
+                cap = np.minimum(
+                    cap, np.floor((books.available(name)[idx] - extra) / per_task + _EPS)
+                )
+        for name, amount in wants.per_host:
+            cap = np.where(books.available(name)[idx] >= amount - _EPS, cap, 0)
+        return np.asarray(np.maximum(np.nan_to_num(cap, nan=0.0), 0), dtype=np.int64)
+
+
+class HostIterator:
+    """Candidate hosts for one bucket; ``__next__`` is a cancellation checkpoint
+    (Req 3 AC 6); ``StopIteration`` when none is left (AC 3); ``close()`` releases
+    (AC 5). Constructible any number of times from the same plan (AC 4)."""
+
+    __slots__ = (
+        "_chunk",
+        "_cursor_key",
+        "_finder",
+        "_next_lo",
+        "_nslots",
+        "_pos",
+        "_size",
+        "_token",
+        "_want",
+    )
+
+    def __init__(self, finder: HostFinder, nslots: int, want: Amounts, token: CancelToken) -> None:
+        self._finder = finder
+        self._nslots = nslots
+        self._want = want
+        self._token = token
+        self._pos = 0
+        self._size = _FIRST_CHUNK
+        self._cursor_key: object = None
+        if finder.primary.primary.order:
+            self._chunk: IndexArray = finder.ordered(want, nslots)
+            self._next_lo = finder.books.hosts.n
+        else:
+            self._chunk = np.empty(0, dtype=np.intp)
+            self._next_lo = 0
+            if finder.cursor_ok:
+                self._cursor_key = (finder.select_id, nslots, want)
+                self._next_lo = finder.books.cursors.get(self._cursor_key, 0)
+
+    def __iter__(self) -> HostIterator:
+        return self
+
+    def __next__(self) -> int:
+        self._token.checkpoint()
+        while self._pos >= len(self._chunk):
+            if not self._scan():
+                raise StopIteration
+        h = int(self._chunk[self._pos])
+        self._pos += 1
+        return h
+
+    def _scan(self) -> bool:
+        """Filter the next chunk of hosts; False when the hosts are exhausted."""
+        n = self._finder.books.hosts.n
+        lo = self._next_lo
+        if lo >= n:
+            return False
+        hi = min(lo + self._size, n)
+        self._size = min(self._size * 2, _MAX_CHUNK)
+        found = np.flatnonzero(self._finder.fits(self._want, self._nslots, lo, hi)) + lo
+        self._chunk, self._pos, self._next_lo = found, 0, hi
+        cursors = self._finder.books.cursors
+        if self._cursor_key is not None and cursors.get(self._cursor_key, 0) == lo:
+            cursors[self._cursor_key] = int(found[0]) if len(found) else hi
+        return True
+
+    def close(self) -> None:
+        self._chunk = np.empty(0, dtype=np.intp)
+        self._pos = 0
+        self._next_lo = self._finder.books.hosts.n
+
+    def __enter__(self) -> HostIterator:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

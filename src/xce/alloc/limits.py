@@ -1,0 +1,150 @@
+"""Limits (LSF ``Limit`` sections): per host or aggregate, on slots, jobs or amounts.
+
+A limit applies to a job when its user, queue and project are each in the limit's lists
+(a list left out means everyone). A job must fit under every limit that applies:
+per-host limits are checked in every host try, aggregate ones once per job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.outcome import JobAllocation
+from xce.cluster.catalog import SLOTS
+from xce.cluster.state import ClusterState, Limit
+
+__all__ = ["LimitBooks"]
+
+_EPS = 1e-9
+_JOBS = "jobs"
+Amounts = tuple[tuple[str, float], ...]
+
+
+class LimitBooks:
+    """What each limit's consumers hold: in all, and per host for per-host limits."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.limits: tuple[Limit, ...] = state.limits
+        self._total: list[dict[str, float]] = []
+        self._per_host: list[dict[str, npt.NDArray[np.float64]]] = []
+        self._applicable = lru_cache(maxsize=4096)(self._find_applicable)
+        self.reset()
+
+    def reset(self) -> None:
+        """Session start: usage of every limit from the running work."""
+        n = self.state.hosts.n
+        self._total = [dict.fromkeys(self._keys(lim), 0.0) for lim in self.limits]
+        self._per_host = [
+            {k: np.zeros(n) for k in self._keys(lim)} if lim.per_host else {} for lim in self.limits
+        ]
+        index = self.state.hosts.index
+        for job in self.state.running:
+            claims = [
+                (index[a.host], float(a.slots), tuple(a.resources.items())) for a in job.alloc
+            ]
+            self._add(self.applicable(job.user, job.queue, job.project), claims)
+
+    @staticmethod
+    def _keys(lim: Limit) -> list[str]:
+        keys = [k for k, v in ((SLOTS, lim.slots), (_JOBS, lim.jobs)) if v is not None]
+        return keys + list(lim.resources)
+
+    @staticmethod
+    def _cap(lim: Limit, key: str) -> float:
+        if key == SLOTS:
+            return float(lim.slots if lim.slots is not None else np.inf)
+        if key == _JOBS:
+            return float(lim.jobs if lim.jobs is not None else np.inf)
+        return float(lim.resources[key])
+
+    def _find_applicable(self, user: str, queue: str, project: str) -> tuple[int, ...]:
+        return tuple(i for i, lim in enumerate(self.limits) if lim.applies_to(user, queue, project))
+
+    def applicable(self, user: str, queue: str, project: str) -> tuple[int, ...]:
+        """Indices of the limits that apply to this consumer (memoised)."""
+        return self._applicable(user, queue, project)
+
+    def host_violation(
+        self, which: Iterable[int], h: int, want: Mapping[str, float], already: Mapping[str, float]
+    ) -> Limit | None:
+        """The first per-host limit that ``want`` more on host ``h`` would exceed.
+
+        ``already`` is what this job attempt holds on ``h`` uncommitted; a job counts
+        once per host towards a ``jobs`` limit.
+        """
+        for i in which:
+            lim = self.limits[i]
+            if not lim.per_host:
+                continue
+            for key, used in self._per_host[i].items():
+                if key == _JOBS:
+                    extra, held = (0.0 if already else 1.0), 0.0
+                else:
+                    extra, held = want.get(key, 0.0), already.get(key, 0.0)
+                if extra and used[h] + held + extra > self._cap(lim, key) + _EPS:
+                    return lim
+        return None
+
+    def host_headroom(self, which: Iterable[int], h: int, key: str) -> float:
+        """How much more of ``key`` the per-host limits allow on host ``h``."""
+        room = np.inf
+        for i in which:
+            lim = self.limits[i]
+            if lim.per_host and key in self._per_host[i]:
+                room = min(room, self._cap(lim, key) - float(self._per_host[i][key][h]))
+        return float(room)
+
+    def headroom_array(
+        self, which: Iterable[int], key: str
+    ) -> tuple[npt.NDArray[np.float64], Limit | None]:
+        """Per host, how much more of ``key`` the per-host limits allow, and the tightest limit."""
+        room = np.full(self.state.hosts.n, np.inf)
+        tightest: Limit | None = None
+        for i in which:
+            lim = self.limits[i]
+            if lim.per_host and key in self._per_host[i]:
+                left = self._cap(lim, key) - self._per_host[i][key]
+                if tightest is None or np.any(left < room):
+                    tightest = lim
+                room = np.minimum(room, left)
+        return room, tightest
+
+    def aggregate_violation(
+        self, which: Iterable[int], slots: float, amounts: Mapping[str, float]
+    ) -> Limit | None:
+        """The first aggregate limit that a job of ``slots`` and ``amounts`` would exceed."""
+        for i in which:
+            lim = self.limits[i]
+            if lim.per_host:
+                continue
+            for key, used in self._total[i].items():
+                extra = slots if key == SLOTS else 1.0 if key == _JOBS else amounts.get(key, 0.0)
+                if extra and used + extra > self._cap(lim, key) + _EPS:
+                    return lim
+        return None
+
+    def charge(self, which: tuple[int, ...], allocation: JobAllocation) -> None:
+        """Count a dispatched job against every limit that applies to it."""
+        claims = [(c.host, float(c.slots), c.amounts) for c in allocation.claims]
+        self._add(which, claims)
+
+    def _add(self, which: tuple[int, ...], claims: list[tuple[int, float, Amounts]]) -> None:
+        for i in which:
+            total, per_host = self._total[i], self._per_host[i]
+            hosts_seen: set[int] = set()
+            for h, slots, amounts in claims:
+                for key, amount in ((SLOTS, slots), *amounts):
+                    if key in total:
+                        total[key] += amount
+                        if per_host:
+                            per_host[key][h] += amount
+                if per_host and _JOBS in per_host and h not in hosts_seen:
+                    per_host[_JOBS][h] += 1
+                hosts_seen.add(h)
+            if _JOBS in total:
+                total[_JOBS] += 1

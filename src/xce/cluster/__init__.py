@@ -1,0 +1,35 @@
+"""Cluster state: the resource catalog, the host table, and loading state files."""
+
+from __future__ import annotations
+
+from xce.cluster.catalog import SLOTS, Reservation, ResourceCatalog, ResourceDef, ResourceKind
+from xce.cluster.hosts import HostStatus, HostTable
+from xce.cluster.load import (
+    RequirementCheck,
+    load_state,
+    state_from_dict,
+    state_from_text,
+    validate_requirements,
+)
+from xce.cluster.state import ClusterState, HostAlloc, Limit, PendingJob, Queue, RunningJob
+
+__all__ = [
+    "SLOTS",
+    "ClusterState",
+    "HostAlloc",
+    "HostStatus",
+    "HostTable",
+    "Limit",
+    "PendingJob",
+    "Queue",
+    "RequirementCheck",
+    "Reservation",
+    "ResourceCatalog",
+    "ResourceDef",
+    "ResourceKind",
+    "RunningJob",
+    "load_state",
+    "state_from_dict",
+    "state_from_text",
+    "validate_requirements",
+]

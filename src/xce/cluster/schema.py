@@ -1,0 +1,390 @@
+"""The state-file format (design section 4) as msgspec structs, and checks on it.
+
+Decoding with msgspec checks types and ranges; :func:`check_spec` then checks what
+types cannot say (unique names, task counts, references between sections). Every
+problem is a :class:`SpecError` carrying the path into the document, which the
+loader turns into a located :class:`~xce.errors.StateError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+
+__all__ = [
+    "DocPath",
+    "HostAllocSpec",
+    "HostSpec",
+    "JobSpec",
+    "LimitSpec",
+    "QueueSpec",
+    "ResourceDecl",
+    "RunningSpec",
+    "SharedSpec",
+    "SpecError",
+    "StateSpec",
+    "check_spec",
+    "decode",
+    "format_path",
+    "quote",
+]
+
+DocPath = tuple[str | int, ...]
+"""A location in the document: mapping keys and list indices from the root."""
+
+NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
+PosInt = Annotated[int, msgspec.Meta(ge=1)]
+Amount = Annotated[float, msgspec.Meta(ge=0)]
+Names = Annotated[list[str], msgspec.Meta(min_length=1)]
+Attribute = str | bool | float
+
+
+class _Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Base of every section: unknown keys are typos, so they are errors."""
+
+
+class ResourceDecl(_Spec):
+    """An explicit catalog entry; overrides what the hosts would let us infer."""
+
+    kind: Literal["consumable", "numeric", "string", "boolean", "shared"]
+    reservation: Literal["per_task", "per_host", "per_job"] | None = None
+
+
+class HostSpec(_Spec):
+    name: str
+    slots: NonNegInt
+    resources: dict[str, Amount] = {}
+    attributes: dict[str, Attribute] = {}
+    status: Literal["ok", "closed", "unavail"] = "ok"
+
+
+class SharedSpec(_Spec):
+    total: Amount
+
+
+class QueueSpec(_Spec):
+    priority: int = 0
+    preempts: list[str] = []
+    picker: str | None = None
+    shares: dict[str, Amount] = {}
+
+
+class LimitSpec(_Spec):
+    name: str
+    users: Names | None = None
+    queues: Names | None = None
+    projects: Names | None = None
+    per_host: bool = False
+    slots: NonNegInt | None = None
+    jobs: NonNegInt | None = None
+    resources: dict[str, Amount] = {}
+
+
+class HostAllocSpec(_Spec):
+    host: str
+    slots: PosInt
+    resources: dict[str, Amount] = {}
+
+
+class RunningSpec(_Spec):
+    id: str | int
+    alloc: Annotated[list[HostAllocSpec], msgspec.Meta(min_length=1)]
+    user: str = "nobody"
+    queue: str = "normal"
+    project: str = "default"
+    start_time: float = 0.0
+    shared: dict[str, Amount] = {}
+    resreq: str = ""
+    runtime: Amount | None = None
+
+
+class JobSpec(_Spec):
+    id: str | int
+    user: str = "nobody"
+    queue: str = "normal"
+    project: str = "default"
+    tasks: PosInt | None = None
+    min_tasks: PosInt | None = None
+    max_tasks: PosInt | None = None
+    resreq: str = ""
+    submit_time: float = 0.0
+    runtime: Amount | None = None
+
+    def task_range(self) -> tuple[int, int]:
+        """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
+        if self.tasks is not None:
+            return self.tasks, self.tasks
+        low = self.min_tasks if self.min_tasks is not None else 1
+        high = self.max_tasks if self.max_tasks is not None else max(low, 1)
+        return low, high
+
+
+class StateSpec(_Spec):
+    """The whole document; every section may be left out."""
+
+    resources: dict[str, ResourceDecl] = {}
+    hosts: list[HostSpec] = []
+    shared: dict[str, SharedSpec] = {}
+    queues: dict[str, QueueSpec] = {}
+    limits: list[LimitSpec] = []
+    running: list[RunningSpec] = []
+    jobs: list[JobSpec] = []
+
+
+class SpecError(Exception):
+    """A problem at ``path`` in the document; ``at_key`` points at the key, not the value.
+
+    ``column`` and ``text``, when set, locate the problem inside a string value (a
+    resource requirement) rather than in the file.
+    """
+
+    def __init__(
+        self,
+        path: DocPath,
+        message: str,
+        *,
+        at_key: bool = False,
+        column: int | None = None,
+        text: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.at_key = at_key
+        self.column = column
+        self.text = text
+
+
+def quote(value: str) -> str:
+    """A name or value as messages show it: in double quotes, escaped like JSON."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def format_path(path: DocPath) -> str:
+    """``hosts[2].resources.mem``; keys that are not plain words are quoted."""
+    out: list[str] = []
+    for seg in path:
+        if isinstance(seg, int):
+            out.append(f"[{seg}]")
+        elif seg.isidentifier():
+            out.append(f".{seg}" if out else seg)
+        else:
+            out.append(f"[{quote(seg)}]")
+    return "".join(out)
+
+
+def check_spec(spec: StateSpec) -> None:
+    """Raise :class:`SpecError` for the first problem types alone cannot catch."""
+    _check_unique((h.name for h in spec.hosts), "hosts", "name", "host")
+    _check_unique((lim.name for lim in spec.limits), "limits", "name", "limit")
+    _check_job_ids(spec)
+    for i, job in enumerate(spec.jobs):
+        _check_tasks(job, ("jobs", i))
+    for name, queue in spec.queues.items():
+        _check_preempts(spec, name, queue)
+    for i, lim in enumerate(spec.limits):
+        if lim.slots is None and lim.jobs is None and not lim.resources:
+            raise SpecError(
+                ("limits", i), f"limit {quote(lim.name)} sets none of slots, jobs, resources"
+            )
+
+
+def _check_unique(names: Iterable[str], section: str, key: str, what: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise SpecError(
+                (section, i, key), f"duplicate {what} {quote(name)} (also {section}[{seen[name]}])"
+            )
+        seen[name] = i
+
+
+def _check_job_ids(spec: StateSpec) -> None:
+    """Ids are compared as strings: ``7`` and ``"7"`` are the same job."""
+    seen: dict[str, str] = {}
+    entries = [("running", i, r.id) for i, r in enumerate(spec.running)]
+    entries += [("jobs", i, j.id) for i, j in enumerate(spec.jobs)]
+    for section, i, raw in entries:
+        job_id = str(raw)
+        if job_id in seen:
+            raise SpecError(
+                (section, i, "id"), f"duplicate job id {quote(job_id)} (also {seen[job_id]})"
+            )
+        seen[job_id] = f"{section}[{i}]"
+
+
+def _check_tasks(job: JobSpec, at: DocPath) -> None:
+    if job.tasks is not None and (job.min_tasks is not None or job.max_tasks is not None):
+        key = "min_tasks" if job.min_tasks is not None else "max_tasks"
+        raise SpecError((*at, key), "give either tasks or min_tasks/max_tasks, not both")
+    if job.min_tasks is not None and job.max_tasks is not None and job.min_tasks > job.max_tasks:
+        raise SpecError(
+            (*at, "max_tasks"),
+            f"max_tasks ({job.max_tasks}) is less than min_tasks ({job.min_tasks})",
+        )
+
+
+def _check_preempts(spec: StateSpec, name: str, queue: QueueSpec) -> None:
+    for k, victim in enumerate(queue.preempts):
+        if victim not in spec.queues:
+            raise SpecError(("queues", name, "preempts", k), f"unknown queue {quote(victim)}")
+        if victim == name:
+            raise SpecError(("queues", name, "preempts", k), "a queue cannot preempt itself")
+
+
+# -- decoding: msgspec's messages made readable ---------------------------------------------
+
+
+def decode(data: Any) -> StateSpec:
+    """Python data (as YAML/JSON give it) as a StateSpec, or a SpecError at a concrete path."""
+    if data is None:
+        raise SpecError((), "the document is empty: expected a mapping with hosts, jobs, ...")
+    try:
+        return msgspec.convert(data, StateSpec)
+    except msgspec.ValidationError as err:
+        raise _explain(str(err), data) from None
+
+
+_AT = re.compile(r"(?P<msg>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]*)`)?", re.S)
+_SEG = re.compile(r"\.(\w+)|\[(\d+)\]|\[(\.\.\.)\]")
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "a boolean",
+    "array": "a list",
+    "object": "a mapping",
+    "null": "null",
+}
+
+
+def _explain(text: str, data: Any) -> SpecError:
+    """A msgspec ValidationError message as a SpecError with a concrete path."""
+    m = _AT.fullmatch(text)
+    assert m is not None  # the pattern matches any text
+    raw: list[str | int] = []
+    for name, index, _ in _SEG.findall(m["path"] or ""):
+        raw.append(name or (int(index) if index else "..."))
+    path, value, tp = _resolve(raw, data)
+    msg = m["msg"]
+    if m["key"]:
+        return _key_error(path, value)
+    if (found := re.fullmatch(r"Object contains unknown field `(.+)`", msg)) is not None:
+        expected = (
+            ", ".join(f.encode_name for f in msgspec.structs.fields(tp)) if _is_struct(tp) else ""
+        )
+        hint = f"; expected one of: {expected}" if expected else ""
+        return SpecError((*path, found[1]), f"unknown key {quote(found[1])}{hint}", at_key=True)
+    if (found := re.fullmatch(r"Object missing required field `(.+)`", msg)) is not None:
+        return SpecError(path, f"missing required key {quote(found[1])}")
+    if re.fullmatch(r"Invalid enum value .*", msg):
+        choices = " | ".join(str(a) for a in get_args(_unwrap(tp)))
+        return SpecError(path, f"expected one of {choices}, got {_show(value)}")
+    if (found := re.fullmatch(r"Expected `([^`]+)`(.*?)(?:, got `[^`]+`)?", msg)) is not None:
+        return SpecError(
+            path, f"expected {_want(found[1])}{_constraint(found[2])}, got {_show(value)}"
+        )
+    return SpecError(path, msg[:1].lower() + msg[1:])
+
+
+def _key_error(path: DocPath, mapping: Any) -> SpecError:
+    bad = (
+        next((k for k in mapping if not isinstance(k, str)), None)
+        if isinstance(mapping, dict)
+        else None
+    )
+    if bad is None:
+        return SpecError(path, "keys must be strings")
+    return SpecError((*path, str(bad)), f"keys must be strings, got {_show(bad)}", at_key=True)
+
+
+def _resolve(raw: list[str | int], data: Any) -> tuple[DocPath, Any, Any]:
+    """Walk data and types along msgspec's path, making ``[...]`` (some dict value) a key;
+    returns the concrete path, the value there and its expected type."""
+    path: list[str | int] = []
+    tp: Any = StateSpec
+    for seg in raw:
+        tp, seg = _step(_unwrap(tp), seg, data)
+        path.append(seg)
+        data = _get(data, seg)
+    return tuple(path), data, tp
+
+
+def _step(tp: Any, seg: str | int, data: Any) -> tuple[Any, str | int]:
+    """The type one step down from ``tp``, and the concrete segment: for ``[...]`` the key
+    of the first value that does not convert, which is the one msgspec rejected."""
+    args = get_args(tp)
+    if seg == "...":
+        value_tp = args[1] if len(args) == 2 else Any
+        items = data.items() if isinstance(data, dict) else ()
+        return value_tp, next((k for k, v in items if not _converts(v, value_tp)), seg)
+    if isinstance(seg, int):
+        return (args[0] if args else Any), seg
+    fields = {f.encode_name: f.type for f in msgspec.structs.fields(tp)} if _is_struct(tp) else {}
+    return fields.get(seg, Any), seg
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip ``Annotated`` and drop ``None`` from an optional type."""
+    if get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) in (Union, UnionType):
+        members = [a for a in get_args(tp) if a is not NoneType]
+        if len(members) == 1:
+            return _unwrap(members[0])
+    return tp
+
+
+def _converts(value: Any, tp: Any) -> bool:
+    try:
+        msgspec.convert(value, tp)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _get(data: Any, seg: str | int) -> Any:
+    if isinstance(data, dict):
+        return data.get(seg)
+    if isinstance(data, list) and isinstance(seg, int) and seg < len(data):
+        return data[seg]
+    return None
+
+
+def _is_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, msgspec.Struct)
+
+
+def _want(types: str) -> str:
+    words = [_TYPE_WORDS.get(t.strip(), t.strip()) for t in types.split("|")]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _constraint(text: str) -> str:
+    """`` >= 0.0`` -> `` >= 0``; ``of length >= 1`` -> ``with at least 1 entry``."""
+    text = re.sub(r"(\d)\.0\b", r"\1", text)
+    if (m := re.fullmatch(r" of length >= (\d+)", text)) is not None:
+        return f" with at least {m[1]} {'entry' if m[1] == '1' else 'entries'}"
+    return text
+
+
+def _show(value: Any) -> str:
+    """A value as a message shows it: scalars written out, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return quote(value if len(value) <= 40 else value[:37] + "...")
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[]" if not value else "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__

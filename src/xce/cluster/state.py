@@ -1,0 +1,323 @@
+"""The cluster state a scheduling session starts from: hosts, what running work holds,
+queues, limits and the pending jobs, built from a checked :class:`StateSpec`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
+from xce.cluster.hosts import FloatArray, HostTable, build_catalog, describe
+from xce.cluster.schema import (
+    DocPath,
+    HostAllocSpec,
+    JobSpec,
+    LimitSpec,
+    QueueSpec,
+    RunningSpec,
+    SpecError,
+    StateSpec,
+    quote,
+)
+
+__all__ = [
+    "ClusterState",
+    "HostAlloc",
+    "Limit",
+    "PendingJob",
+    "Queue",
+    "RunningJob",
+    "build_state",
+]
+
+
+def _empty() -> Mapping[str, float]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """A queue; jobs may name undeclared queues, which have priority 0."""
+
+    name: str
+    priority: int = 0
+    preempts: tuple[str, ...] = ()
+    picker: str | None = None
+    shares: Mapping[str, float] = field(default_factory=_empty, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """An LSF-style limit; a consumer list of None means everyone."""
+
+    name: str
+    users: tuple[str, ...] | None = None
+    queues: tuple[str, ...] | None = None
+    projects: tuple[str, ...] | None = None
+    per_host: bool = False
+    slots: int | None = None
+    jobs: int | None = None
+    resources: Mapping[str, float] = field(default_factory=_empty, hash=False)
+
+    def applies_to(self, user: str, queue: str, project: str) -> bool:
+        """True when the job's consumer matches every list given (an intersection)."""
+        return all(
+            allowed is None or value in allowed
+            for allowed, value in (
+                (self.users, user),
+                (self.queues, queue),
+                (self.projects, project),
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HostAlloc:
+    """What one job holds on one host."""
+
+    host: str
+    slots: int
+    resources: Mapping[str, float] = field(default_factory=_empty, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    """Work already holding resources when the session starts."""
+
+    id: str
+    user: str
+    queue: str
+    project: str
+    start_time: float
+    alloc: tuple[HostAlloc, ...]
+    shared: Mapping[str, float] = field(default_factory=_empty, hash=False)
+    resreq: str = ""
+    runtime: float | None = None
+
+    @property
+    def slots(self) -> int:
+        """Tasks the job runs, over all its hosts."""
+        return sum(a.slots for a in self.alloc)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingJob:
+    """A job waiting to be scheduled; ``order`` is its position in the file."""
+
+    id: str
+    user: str
+    queue: str
+    project: str
+    min_tasks: int
+    max_tasks: int
+    resreq: str
+    submit_time: float
+    runtime: float | None
+    order: int
+    tasks_given: bool = True  # False: the file gave no task count (a compound fixes its own)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterState:
+    """A cluster snapshot. ``used`` and ``shared_used`` are the amounts running work
+    holds (the core updates them as work starts and ends); everything else is static.
+    """
+
+    catalog: ResourceCatalog
+    hosts: HostTable
+    used: dict[str, FloatArray]
+    shared_total: dict[str, float]
+    shared_used: dict[str, float]
+    queues: dict[str, Queue]
+    limits: tuple[Limit, ...]
+    running: tuple[RunningJob, ...]
+    jobs: tuple[PendingJob, ...]
+    source: str | None = None
+
+    def queue_priority(self, name: str) -> int:
+        """The queue's priority; 0 for a queue the file does not declare."""
+        queue = self.queues.get(name)
+        return queue.priority if queue is not None else 0
+
+    def free(self, name: str) -> FloatArray:
+        """Per host: capacity of consumable ``name`` minus what running work holds.
+
+        NaN where the host lacks the resource, so every comparison on it is false.
+        """
+        return self.hosts.capacity[name] - self.used[name]
+
+    def shared_free(self, name: str) -> float:
+        """What is left of a cluster-wide shared resource."""
+        return self.shared_total[name] - self.shared_used[name]
+
+
+def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
+    """The state a checked spec describes; raises :class:`SpecError` when running work
+    or limits do not fit the cluster."""
+    catalog = build_catalog(spec)
+    hosts = HostTable.from_specs(spec.hosts, catalog)
+    used = {name: np.zeros(hosts.n) for name in hosts.capacity}
+    shared_total = dict.fromkeys(catalog.names(ResourceKind.SHARED), 0.0)
+    shared_total.update({name: s.total for name, s in spec.shared.items()})
+    shared_used = dict.fromkeys(shared_total, 0.0)
+    books = (shared_total, shared_used)
+    running = tuple(
+        _running(spec, i, hosts, catalog, used, books) for i in range(len(spec.running))
+    )
+    for i, lim in enumerate(spec.limits):
+        _check_limit_resources(lim, i, catalog)
+    return ClusterState(
+        catalog=catalog,
+        hosts=hosts,
+        used=used,
+        shared_total=shared_total,
+        shared_used=shared_used,
+        queues={name: _queue(name, q) for name, q in spec.queues.items()},
+        limits=tuple(_limit(lim) for lim in spec.limits),
+        running=running,
+        jobs=tuple(_pending(job, i) for i, job in enumerate(spec.jobs)),
+        source=source,
+    )
+
+
+# -- running work ----------------------------------------------------------------------
+
+
+def _running(
+    spec: StateSpec,
+    i: int,
+    hosts: HostTable,
+    catalog: ResourceCatalog,
+    used: dict[str, FloatArray],
+    shared: tuple[dict[str, float], dict[str, float]],
+) -> RunningJob:
+    """Charge running job ``i`` to ``used`` and the shared books, checking it fits."""
+    run = spec.running[i]
+    allocs = tuple(
+        _charge_host(a, ("running", i, "alloc", j), hosts, catalog, used)
+        for j, a in enumerate(run.alloc)
+    )
+    total, in_use = shared
+    for name, amount in run.shared.items():
+        path: DocPath = ("running", i, "shared", name)
+        if catalog.kind(name) is not ResourceKind.SHARED:
+            raise SpecError(path, _not_a(name, catalog, ResourceKind.SHARED), at_key=True)
+        in_use[name] += amount
+        _check_fits(path, in_use[name], total[name], f"of shared {quote(name)}")
+    return _running_job(run, allocs)
+
+
+def _charge_host(
+    alloc: HostAllocSpec,
+    at: DocPath,
+    hosts: HostTable,
+    catalog: ResourceCatalog,
+    used: dict[str, FloatArray],
+) -> HostAlloc:
+    h = hosts.index.get(alloc.host)
+    if h is None:
+        raise SpecError((*at, "host"), f"unknown host {quote(alloc.host)}")
+    _charge(h, SLOTS, alloc.slots, (*at, "slots"), hosts, used)
+    for name, amount in alloc.resources.items():
+        path: DocPath = (*at, "resources", name)
+        if name == SLOTS or name not in hosts.capacity:
+            raise SpecError(path, _not_a(name, catalog, ResourceKind.CONSUMABLE), at_key=True)
+        _charge(h, name, amount, path, hosts, used)
+    return HostAlloc(alloc.host, alloc.slots, MappingProxyType(dict(alloc.resources)))
+
+
+def _charge(
+    h: int, name: str, amount: float, path: DocPath, hosts: HostTable, used: dict[str, FloatArray]
+) -> None:
+    capacity = float(hosts.capacity[name][h])
+    if math.isnan(capacity):
+        raise SpecError(path, f"host {quote(hosts.names[h])} has no {quote(name)}", at_key=True)
+    used[name][h] += amount
+    _check_fits(path, float(used[name][h]), capacity, f"{name} on host {quote(hosts.names[h])}")
+
+
+def _not_a(name: str, catalog: ResourceCatalog, wanted: ResourceKind) -> str:
+    kind = catalog.kind(name)
+    if kind is None:
+        return f"unknown resource {quote(name)}"
+    if name == SLOTS:
+        return "slots are given by the `slots` key"
+    return f"{quote(name)} is {describe(kind)}, not {describe(wanted)}"
+
+
+def _check_fits(path: DocPath, total: float, capacity: float, what: str) -> None:
+    if total > capacity * (1 + 1e-9) + 1e-9:  # tolerate float rounding of sums
+        raise SpecError(
+            path, f"running work holds {_num(total)} {what} but there are only {_num(capacity)}"
+        )
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def _check_limit_resources(lim: LimitSpec, i: int, catalog: ResourceCatalog) -> None:
+    for name in lim.resources:
+        kind = catalog.kind(name)
+        if name == SLOTS or kind is None or not kind.consumable:
+            path: DocPath = ("limits", i, "resources", name)
+            raise SpecError(path, _not_a(name, catalog, ResourceKind.CONSUMABLE), at_key=True)
+
+
+# -- spec -> runtime objects -------------------------------------------------------------
+
+
+def _queue(name: str, q: QueueSpec) -> Queue:
+    return Queue(name, q.priority, tuple(q.preempts), q.picker, MappingProxyType(dict(q.shares)))
+
+
+def _limit(lim: LimitSpec) -> Limit:
+    def names(xs: list[str] | None) -> tuple[str, ...] | None:
+        return tuple(xs) if xs is not None else None
+
+    return Limit(
+        name=lim.name,
+        users=names(lim.users),
+        queues=names(lim.queues),
+        projects=names(lim.projects),
+        per_host=lim.per_host,
+        slots=lim.slots,
+        jobs=lim.jobs,
+        resources=MappingProxyType(dict(lim.resources)),
+    )
+
+
+def _running_job(run: RunningSpec, allocs: tuple[HostAlloc, ...]) -> RunningJob:
+    return RunningJob(
+        id=str(run.id),
+        user=run.user,
+        queue=run.queue,
+        project=run.project,
+        start_time=run.start_time,
+        alloc=allocs,
+        shared=MappingProxyType(dict(run.shared)),
+        resreq=run.resreq,
+        runtime=run.runtime,
+    )
+
+
+def _pending(job: JobSpec, order: int) -> PendingJob:
+    low, high = job.task_range()
+    return PendingJob(
+        id=str(job.id),
+        user=job.user,
+        queue=job.queue,
+        project=job.project,
+        min_tasks=low,
+        max_tasks=high,
+        resreq=job.resreq,
+        submit_time=job.submit_time,
+        runtime=job.runtime,
+        order=order,
+        tasks_given=not (job.tasks is None and job.min_tasks is None and job.max_tasks is None),
+    )

@@ -1,0 +1,645 @@
+"""Loading state files: the example loads; every broken field is a located StateError."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from builders import ClusterBuilder
+from xce.cluster import (
+    ClusterState,
+    Reservation,
+    ResourceKind,
+    load_state,
+    state_from_dict,
+    state_from_text,
+    validate_requirements,
+)
+from xce.errors import InputError, ResreqSyntaxError, StateError
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
+MARK = "# <-"
+
+
+def _marked_line(text: str) -> int:
+    """The 1-based line a case marks with ``# <-`` as the one the error must name."""
+    lines = [i for i, line in enumerate(text.splitlines(), 1) if MARK in line]
+    assert len(lines) == 1, "mark exactly one line"
+    return lines[0]
+
+
+def _load_error(tmp_path: Path, text: str, name: str = "state.yaml") -> tuple[StateError, Path]:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(StateError) as info:
+        load_state(path)
+    return info.value, path
+
+
+# -- the example --------------------------------------------------------------------------
+
+
+def test_example_loads() -> None:
+    state = load_state(EXAMPLE)
+    assert state.source == str(EXAMPLE)
+    assert state.hosts.n == 12
+    assert len(state.jobs) == 11
+    assert [r.id for r in state.running] == ["r1", "r2", "r3"]
+    assert state.catalog.kind("gpu") is ResourceKind.BOOLEAN
+    assert state.catalog["swp"].reservation is Reservation.PER_HOST
+    assert state.shared_free("lic_x") == 3
+    assert state.queue_priority("high") == 50
+    assert state.queues["high"].preempts == ("normal",)
+
+
+def test_example_as_json_gives_the_same_state(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(data, indent=2))
+    assert _summary(load_state(path)) == _summary(load_state(EXAMPLE))
+
+
+def _summary(state: ClusterState) -> dict[str, Any]:
+    """Everything a state holds, in comparable form (NaN made equal to itself)."""
+
+    def cols(columns: Any) -> dict[str, list[Any]]:
+        return {
+            k: [None if isinstance(x, float) and math.isnan(x) else x for x in v.tolist()]
+            for k, v in columns.items()
+        }
+
+    hosts = state.hosts
+    return {
+        "catalog": list(state.catalog.values()),
+        "hosts": (
+            hosts.names,
+            hosts.status.tolist(),
+            cols(hosts.capacity),
+            cols(hosts.numeric),
+            cols(hosts.strings),
+            cols(hosts.tags),
+        ),
+        "used": cols(state.used),
+        "shared": (state.shared_total, state.shared_used),
+        "queues": state.queues,
+        "limits": state.limits,
+        "running": state.running,
+        "jobs": state.jobs,
+    }
+
+
+# -- one broken field at a time -------------------------------------------------------------
+
+BROKEN = {
+    "wrong type": (
+        "hosts[1].slots",
+        'expected an integer, got "four"',
+        """\
+hosts:
+  - {name: a, slots: 4}
+  - name: b
+    slots: four  # <-
+""",
+    ),
+    "unknown host in running": (
+        "running[0].alloc[0].host",
+        'unknown host "c"',
+        """\
+hosts: [{name: a, slots: 4}]
+running:
+  - id: r1
+    alloc:
+      - host: c  # <-
+        slots: 1
+""",
+    ),
+    "negative capacity": (
+        "hosts[0].resources.mem",
+        "expected a number >= 0, got -1",
+        """\
+hosts:
+  - name: a
+    slots: 4
+    resources:
+      swp: 10
+      mem: -1  # <-
+""",
+    ),
+    "negative slots": (
+        "hosts[0].slots",
+        "expected an integer >= 0, got -2",
+        "hosts:\n  - {name: a, slots: -2}  # <-\n",
+    ),
+    "wrong type in a mapping of amounts": (
+        "hosts[0].resources.swp",
+        'expected a number, got "lots"',
+        """\
+hosts:
+  - name: a
+    slots: 4
+    resources:
+      mem: 10
+      swp: lots  # <-
+""",
+    ),
+    "duplicate host name": (
+        "hosts[2].name",
+        'duplicate host "a" (also hosts[0])',
+        """\
+hosts:
+  - {name: a, slots: 4}
+  - {name: b, slots: 4}
+  - name: a  # <-
+    slots: 2
+""",
+    ),
+    "unknown key": (
+        "hosts[0].slot",
+        'unknown key "slot"; expected one of: name, slots, resources, attributes, status',
+        """\
+hosts:
+  - name: a
+    slot: 4  # <-
+""",
+    ),
+    "unknown top-level key": (
+        "host",
+        'unknown key "host"',
+        "queues: {}\nhost: []  # <-\n",
+    ),
+    "missing required key": (
+        "hosts[1]",
+        'missing required key "slots"',
+        """\
+hosts:
+  - {name: a, slots: 4}
+  - name: b  # <-
+    status: ok
+""",
+    ),
+    "bad status": (
+        "hosts[0].status",
+        'expected one of ok | closed | unavail, got "broken"',
+        """\
+hosts:
+  - name: a
+    slots: 4
+    status: broken  # <-
+""",
+    ),
+    "duplicate yaml key": (
+        "hosts[0].slots",
+        'duplicate key "slots"',
+        """\
+hosts:
+  - name: a
+    slots: 4
+    slots: 8  # <-
+""",
+    ),
+    "tasks and min_tasks both": (
+        "jobs[1].min_tasks",
+        "give either tasks or min_tasks/max_tasks, not both",
+        """\
+jobs:
+  - {id: 1, tasks: 2}
+  - id: 2
+    tasks: 2
+    min_tasks: 1  # <-
+""",
+    ),
+    "min_tasks above max_tasks": (
+        "jobs[0].max_tasks",
+        "max_tasks (2) is less than min_tasks (4)",
+        "jobs:\n  - id: 1\n    min_tasks: 4\n    max_tasks: 2  # <-\n",
+    ),
+    "zero tasks": (
+        "jobs[0].tasks",
+        "expected an integer >= 1, got 0",
+        "jobs:\n  - id: 1\n    tasks: 0  # <-\n",
+    ),
+    "float job id": (
+        "jobs[0].id",
+        "expected an integer or a string, got 1.5",
+        "jobs:\n  - id: 1.5  # <-\n",
+    ),
+    "duplicate job id across running and jobs": (
+        "jobs[0].id",
+        'duplicate job id "7" (also running[0])',
+        """\
+hosts: [{name: a, slots: 4}]
+running:
+  - {id: "7", alloc: [{host: a, slots: 1}]}
+jobs:
+  - id: 7  # <-
+""",
+    ),
+    "running over slot capacity": (
+        "running[1].alloc[0].slots",
+        'running work holds 5 slots on host "a" but there are only 4',
+        """\
+hosts: [{name: a, slots: 4}]
+running:
+  - {id: r1, alloc: [{host: a, slots: 3}]}
+  - id: r2
+    alloc:
+      - host: a
+        slots: 2  # <-
+""",
+    ),
+    "running over resource capacity": (
+        "running[0].alloc[0].resources.mem",
+        'running work holds 600 mem on host "a" but there are only 500',
+        """\
+hosts: [{name: a, slots: 4, resources: {mem: 500}}]
+running:
+  - id: r1
+    alloc:
+      - host: a
+        slots: 1
+        resources: {mem: 600}  # <-
+""",
+    ),
+    "running over a shared total": (
+        "running[0].shared.lic",
+        'running work holds 3 of shared "lic" but there are only 2',
+        """\
+hosts: [{name: a, slots: 4}]
+shared: {lic: {total: 2}}
+running:
+  - id: r1
+    alloc: [{host: a, slots: 1}]
+    shared:
+      lic: 3  # <-
+""",
+    ),
+    "unknown resource in running": (
+        "running[0].alloc[0].resources.gpus",
+        'unknown resource "gpus"',
+        """\
+hosts: [{name: a, slots: 4, resources: {mem: 500}}]
+running:
+  - id: r1
+    alloc:
+      - host: a
+        slots: 1
+        resources:
+          gpus: 1  # <-
+""",
+    ),
+    "host lacks the resource running work holds": (
+        "running[0].alloc[0].resources.mem",
+        'host "b" has no "mem"',
+        """\
+hosts: [{name: a, slots: 4, resources: {mem: 500}}, {name: b, slots: 4}]
+running:
+  - id: r1
+    alloc:
+      - host: b
+        slots: 1
+        resources:
+          mem: 1  # <-
+""",
+    ),
+    "unknown queue in preempts": (
+        "queues.high.preempts[1]",
+        'unknown queue "nromal"',
+        """\
+queues:
+  normal: {priority: 30}
+  low: {priority: 10}
+  high:
+    priority: 50
+    preempts:
+      - low
+      - nromal  # <-
+""",
+    ),
+    "limit without slots, jobs or resources": (
+        "limits[0]",
+        'limit "l1" sets none of slots, jobs, resources',
+        "limits:\n  - name: l1  # <-\n    users: [alice]\n",
+    ),
+    "limit on an unknown resource": (
+        "limits[0].resources.gpus",
+        'unknown resource "gpus"',
+        """\
+hosts: [{name: a, slots: 4, resources: {mem: 500}}]
+limits:
+  - name: l1
+    resources:
+      gpus: 1  # <-
+""",
+    ),
+    "host resource declared non-consumable": (
+        "hosts[0].resources.gpu",
+        '"gpu" is declared boolean at resources.gpu, not a consumable host resource',
+        """\
+resources:
+  gpu: {kind: boolean}
+hosts:
+  - name: a
+    slots: 4
+    resources:
+      gpu: 1  # <-
+""",
+    ),
+    "attribute type clash between hosts": (
+        "hosts[1].attributes.type",
+        '"type" is a string at hosts[0].attributes.type, but a number here',
+        """\
+hosts:
+  - {name: a, slots: 4, attributes: {type: X86_64}}
+  - name: b
+    slots: 4
+    attributes:
+      type: 86  # <-
+""",
+    ),
+    "attribute clashing with a declaration": (
+        "hosts[0].attributes.cpuf",
+        '"cpuf" is declared numeric at resources.cpuf, not a string',
+        """\
+resources: {cpuf: {kind: numeric}}
+hosts:
+  - name: a
+    slots: 4
+    attributes:
+      cpuf: fast  # <-
+""",
+    ),
+    "yaml syntax error": (
+        None,
+        "YAML syntax error",
+        """\
+hosts:
+  - name: a
+    slots: 4: 5  # <-
+""",
+    ),
+    "top level is a list": (None, "expected a mapping, got a list", "- a  # <-\n- b\n"),
+}
+
+
+@pytest.mark.parametrize(("path", "message", "text"), BROKEN.values(), ids=BROKEN.keys())
+def test_broken_field_is_located(tmp_path: Path, path: str | None, message: str, text: str) -> None:
+    err, file = _load_error(tmp_path, text)
+    line = _marked_line(text)
+    assert (err.path, err.line) == (path, line)
+    assert message in err.message
+    assert err.source == str(file)
+    assert err.text == text.splitlines()[line - 1]
+    assert str(err).startswith(f"{file}:{line}:{err.column}: ")
+    assert isinstance(err, ValueError)
+
+
+def test_column_points_at_the_value_or_the_key(tmp_path: Path) -> None:
+    err, _ = _load_error(tmp_path, "hosts:\n  - {name: a, slots: four, bogus: 1}\n")
+    assert err.path == "hosts[0].slots"
+    assert err.text is not None
+    assert err.column is not None
+    assert err.text[err.column - 1 :].startswith("four")
+    err, _ = _load_error(tmp_path, "hosts:\n  - {name: a, slots: 4, bogus: 1}\n")
+    assert err.path == "hosts[0].bogus"
+    assert err.text is not None
+    assert err.column is not None
+    assert err.text[err.column - 1 :].startswith("bogus")
+
+
+def test_message_format(tmp_path: Path) -> None:
+    err, file = _load_error(tmp_path, "hosts:\n  - name: a\n    slots: four\n")
+    assert str(err) == (
+        f'{file}:3:12: hosts[0].slots: expected an integer, got "four"\n'
+        "      slots: four\n"
+        "             ^"
+    )
+
+
+# -- JSON -------------------------------------------------------------------------------------
+
+JSON_BROKEN = {
+    "wrong type": (
+        "hosts[1].slots",
+        '"four"',
+        {"hosts": [{"name": "a", "slots": 4}, {"name": "b", "slots": "four"}]},
+    ),
+    "unknown host in running": (
+        "running[0].alloc[0].host",
+        '"nowhere"',
+        {
+            "hosts": [{"name": "a", "slots": 4}],
+            "running": [{"id": 1, "alloc": [{"host": "nowhere", "slots": 1}]}],
+        },
+    ),
+    "negative amount": ("shared.lic.total", "-1", {"shared": {"lic": {"total": -1}}}),
+}
+
+
+@pytest.mark.parametrize(("path", "needle", "data"), JSON_BROKEN.values(), ids=JSON_BROKEN.keys())
+def test_json_errors_are_located(tmp_path: Path, path: str, needle: str, data: Any) -> None:
+    text = json.dumps(data, indent="\t")  # tabs: JSON allows them, YAML does not
+    err, file = _load_error(tmp_path, text, "state.json")
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+    assert (err.path, err.line, err.source) == (path, line, str(file))
+    assert str(err).startswith(f"{file}:{line}:")
+
+
+def test_yaml_error_names_where_the_unclosed_part_starts(tmp_path: Path) -> None:
+    text = "hosts:\n  - {name: a, slots: 4}\n  - {name: b, slots: 4\njobs: []\n"
+    err, _ = _load_error(tmp_path, text)
+    assert err.line == 4
+    assert "flow mapping that starts at line 3" in err.message
+
+
+def test_json_syntax_error(tmp_path: Path) -> None:
+    err, file = _load_error(tmp_path, '{"hosts": [\n  {"name": "a" "slots": 4}\n]}\n', "s.json")
+    assert (err.line, err.column, err.path) == (2, 16, None)
+    assert str(err).startswith(f"{file}:2:16: JSON syntax error")
+
+
+def test_state_from_text_json() -> None:
+    state = state_from_text('{"hosts": [{"name": "a", "slots": 2}]}', "x.json", "json")
+    assert state.hosts.names == ["a"]
+    assert state.source == "x.json"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("state.txt", "hosts: []", "unknown file type"),
+        ("missing.yaml", None, "cannot read the file"),
+        ("empty.yaml", "", "the document is empty"),
+    ],
+)
+def test_file_problems(tmp_path: Path, name: str, content: str | None, message: str) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(StateError, match=message) as info:
+        load_state(path)
+    assert info.value.source == str(path)
+
+
+# -- defaults and normalisation -----------------------------------------------------------------
+
+
+def test_job_defaults_and_task_ranges() -> None:
+    state = state_from_text(
+        "jobs:\n  - id: 1\n  - {id: b, min_tasks: 3}\n  - {id: c, max_tasks: 5}\n"
+        "  - {id: d, min_tasks: 2, max_tasks: 4, user: u, queue: q, project: p}\n"
+    )
+    first = state.jobs[0]
+    assert (first.id, first.user, first.queue, first.project) == (
+        "1",
+        "nobody",
+        "normal",
+        "default",
+    )
+    assert (first.resreq, first.submit_time, first.runtime, first.order) == ("", 0.0, None, 0)
+    ranges = [(j.min_tasks, j.max_tasks) for j in state.jobs]
+    assert ranges == [(1, 1), (3, 3), (1, 5), (2, 4)]
+    assert state.queue_priority("q") == 0
+
+
+def test_catalog_inference_and_declarations() -> None:
+    state = (
+        ClusterBuilder()
+        .resource("scratch", "consumable", "per_host")
+        .host("a", slots=2, mem=100, scratch=10, type="X86_64", fast=True, attributes={"cpuf": 2})
+        .shared("lic", 4)
+        .build()
+    )
+    cat = state.catalog
+    kinds = {name: cat[name].kind for name in cat}
+    assert kinds == {
+        "slots": ResourceKind.CONSUMABLE,
+        "hname": ResourceKind.STRING,
+        "scratch": ResourceKind.CONSUMABLE,
+        "mem": ResourceKind.CONSUMABLE,
+        "type": ResourceKind.STRING,
+        "fast": ResourceKind.BOOLEAN,
+        "cpuf": ResourceKind.NUMERIC,
+        "lic": ResourceKind.SHARED,
+    }
+    assert cat["scratch"].reservation is Reservation.PER_HOST
+    assert cat["mem"].reservation is Reservation.PER_TASK
+    assert cat["lic"].reservation is Reservation.PER_JOB
+
+
+def test_yaml_exponent_floats_are_numbers() -> None:
+    state = state_from_text("hosts:\n  - {name: a, slots: 1, resources: {mem: 1e6}}\n")
+    assert state.hosts.capacity["mem"][0] == 1e6
+
+
+def test_state_from_dict_error_has_path_but_no_line() -> None:
+    with pytest.raises(StateError) as info:
+        state_from_dict({"hosts": [{"name": "a", "slots": "x"}]}, "<test>")
+    assert (info.value.path, info.value.line, info.value.source) == (
+        "hosts[0].slots",
+        None,
+        "<test>",
+    )
+
+
+def test_builder_dict_round_trips_through_yaml() -> None:
+    builder = (
+        ClusterBuilder()
+        .hosts(3, slots=4, mem=1000, type="X86_64")
+        .shared("lic", 2)
+        .queue("high", priority=50, preempts=["normal"])
+        .queue("normal", priority=30)
+        .limit("l1", users=["alice"], per_host=True, slots=2)
+        .running("r1", on={"h0": 2}, rusage={"mem": 100}, shared={"lic": 1})
+        .job("j1", 2, resreq="rusage[mem=10]", user="alice")
+    )
+    from_text = state_from_text(yaml.safe_dump(builder.to_dict()))
+    assert _summary(from_text) == _summary(builder.build())
+    assert builder.build().used["mem"].tolist() == [200.0, 0.0, 0.0]
+
+
+# -- resource requirement checks ------------------------------------------------------------------
+
+CHECKED = """\
+hosts: [{name: a, slots: 4, resources: {mem: 10}, attributes: {ok: true, type: X86_64}}]
+running:
+  - {id: r1, alloc: [{host: a, slots: 2}], resreq: "rusage[mem=1]"}
+jobs:
+  - {id: 1, tasks: 3, resreq: "select[ok]"}
+  - {id: 2}
+  - id: 3
+    min_tasks: 2
+    max_tasks: 4
+    resreq: "select[type==X86_64 &&]"  # <-
+"""
+
+
+def _checker(calls: list[tuple[str, int, int]]) -> Any:
+    def check(resreq: str, low: int, high: int) -> None:
+        calls.append((resreq, low, high))
+        if resreq.endswith("&&]"):
+            raise ResreqSyntaxError("expected an expression", column=22, text=resreq)
+
+    return check
+
+
+def test_check_resreq_errors_point_into_the_requirement(tmp_path: Path) -> None:
+    calls: list[tuple[str, int, int]] = []
+    path = tmp_path / "s.yaml"
+    path.write_text(CHECKED)
+    with pytest.raises(StateError) as info:
+        load_state(path, check_resreq=_checker(calls))
+    err = info.value
+    assert calls == [
+        ("rusage[mem=1]", 2, 2),
+        ("select[ok]", 3, 3),
+        ("select[type==X86_64 &&]", 2, 4),
+    ]
+    assert (err.path, err.line, err.column) == ("jobs[2].resreq", _marked_line(CHECKED), 22)
+    assert err.text == "select[type==X86_64 &&]"
+    assert str(err).endswith("  select[type==X86_64 &&]\n" + " " * 23 + "^")
+
+
+def test_loading_checks_requirements_against_the_catalog_by_default() -> None:
+    """Issue 2: a job's requirement naming an unknown resource refuses the whole state."""
+    with pytest.raises(StateError) as info:
+        state_from_text(CHECKED.replace("select[ok]", "select[foo>1]").replace(" &&]", "]"), "s.yaml")
+    err = info.value
+    assert (err.path, err.line, err.column) == ("jobs[0].resreq", 5, 8)
+    assert "unknown resource 'foo'" in str(err)
+
+
+def test_compound_job_without_tasks_takes_its_total() -> None:
+    """A compound requirement fixes its own task count when the job gives none."""
+    text = "hosts: [{name: a, slots: 4}]\njobs: [{id: 1, resreq: '2*{-} + 1*{-}'}]\n"
+    state = state_from_text(text, "s.yaml")
+    assert not state.jobs[0].tasks_given
+    with pytest.raises(StateError, match="totals 3"):
+        state_from_text(text.replace("id: 1,", "id: 1, tasks: 2,"), "s.yaml")
+
+
+def test_validate_requirements_on_a_built_state() -> None:
+    state = state_from_text(CHECKED.replace(" &&]", "]"), "s.yaml")
+    calls: list[tuple[str, int, int]] = []
+    validate_requirements(state, _checker(calls))
+    assert len(calls) == 3
+
+    def reject(resreq: str, low: int, high: int) -> None:
+        raise InputError("no")
+
+    with pytest.raises(StateError) as info:
+        validate_requirements(state, reject)
+    assert (info.value.path, info.value.source) == ("running[0].resreq", "s.yaml")
+
+
+def test_used_is_filled_from_running() -> None:
+    state = load_state(EXAMPLE)
+    i = state.hosts.index["node01"]
+    assert state.used["slots"][i] == 8
+    assert state.used["mem"][i] == 16000
+    assert np.all(state.used["swp"] == 0)
