@@ -607,8 +607,9 @@ def test_check_resreq_errors_point_into_the_requirement(tmp_path: Path) -> None:
 
 def test_loading_checks_requirements_against_the_catalog_by_default() -> None:
     """Issue 2: a job's requirement naming an unknown resource refuses the whole state."""
+    text = CHECKED.replace("select[ok]", "select[foo>1]").replace(" &&]", "]")
     with pytest.raises(StateError) as info:
-        state_from_text(CHECKED.replace("select[ok]", "select[foo>1]").replace(" &&]", "]"), "s.yaml")
+        state_from_text(text, "s.yaml")
     err = info.value
     assert (err.path, err.line, err.column) == ("jobs[0].resreq", 5, 8)
     assert "unknown resource 'foo'" in str(err)

@@ -15,7 +15,7 @@ from xce.alloc.outcome import JobAllocation
 from xce.cluster.catalog import SLOTS
 from xce.cluster.hosts import HostStatus, HostTable
 from xce.cluster.state import ClusterState
-from xce.resreq import SelectMemo
+from xce.resreq import CompiledSelect, SelectMemo
 
 __all__ = ["SessionBooks"]
 
@@ -35,6 +35,7 @@ class SessionBooks:
         self._shared: dict[str, float] = {}
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.cursors: dict[object, int] = {}
+        self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -45,6 +46,18 @@ class SessionBooks:
         self.ok = np.asarray(st.hosts.status == HostStatus.OK)
         self.memo.reset()
         self.cursors.clear()
+        self._static_eligible.clear()
+
+    def eligible(self, select: CompiledSelect | None) -> npt.NDArray[np.bool_]:
+        """Hosts whose status is ok and whose select is true now (read-only)."""
+        if select is None:
+            return self.ok
+        if select.dynamic:
+            return self.ok & self.memo.mask(select)
+        mask = self._static_eligible.get(select.id)
+        if mask is None:  # a static select's result holds for the whole session
+            mask = self._static_eligible[select.id] = self.ok & self.memo.mask(select)
+        return mask
 
     # --- HostView --------------------------------------------------------------------
     @property

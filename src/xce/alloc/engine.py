@@ -93,6 +93,7 @@ class Allocator:
         self.cache = UnsatCache()
         self.stats = AllocStats()
         self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
+        self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
 
     def begin_session(self) -> None:
         """Reset the session's books, the evaluation memo and the unsatisfiable cache."""
@@ -101,15 +102,18 @@ class Allocator:
         self.cache.clear()
         self.stats = AllocStats()
         self._hooks = self.registry.prepare_hooks()
+        self._groups.clear()  # host attributes may have changed between sessions
 
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
         """Place ``job`` and charge the session's books at once, or say why it waits."""
         self.token.checkpoint()
         ids = self.limits.applicable(job.user, job.queue, job.project)
-        over = self.limits.aggregate_violation(ids, job.requirement.tasks, {})
-        if over is not None:
-            return Pending(job.id, PendInfo(PendReason.LIMIT, f"limit {over.name!r} is reached"))
+        if ids:
+            over = self.limits.aggregate_violation(ids, job.requirement.tasks, {})
+            if over is not None:
+                info = PendInfo(PendReason.LIMIT, f"limit {over.name!r} is reached")
+                return Pending(job.id, info)
         ctx = AllocContext(
             self.books,
             self.limits,
@@ -124,17 +128,17 @@ class Allocator:
             placed = self._place_requirement(job.requirement, ctx)
         if isinstance(placed, _Failed):
             return Pending(job.id, placed.info, placed.cached)
-        totals: dict[str, float] = {}
-        for claim in placed.claims:
-            for name, amount in claim.amounts:
-                totals[name] = totals.get(name, 0.0) + amount
-        over = self.limits.aggregate_violation(ids, placed.slots, totals)
-        if over is not None:
-            return Pending(
-                job.id, PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded")
-            )
+        if ids:
+            totals: dict[str, float] = {}
+            for claim in placed.claims:
+                for name, amount in claim.amounts:
+                    totals[name] = totals.get(name, 0.0) + amount
+            over = self.limits.aggregate_violation(ids, placed.slots, totals)
+            if over is not None:
+                info = PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded")
+                return Pending(job.id, info)
+            self.limits.charge(ids, placed)
         self.books.charge(placed)
-        self.limits.charge(ids, placed)
         return Dispatched(job.id, placed)
 
     def _place_requirement(
@@ -207,11 +211,14 @@ class Allocator:
 
     def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Claim] | None:
         """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
-        groups = self._same_groups(pp)
+        groups = self._same_groups(pp.primary.same)
         finders = [HostFinder(pp, self.books, g) for g in groups]
-        bounds = [_Capacity(f) for f in finders] if self.options.shortcuts else None
-        if bounds is not None and not any(b.total >= pp.tasks for b in bounds):
-            return None  # more slots wanted than are free anywhere: every plan fails
+        # A single-slot primary has one plan of one bucket: nothing to shortcut.
+        bounds = None
+        if self.options.shortcuts and pp.tasks > 1:
+            bounds = [_Capacity(f) for f in finders]
+            if not any(b.total >= pp.tasks for b in bounds):
+                return None  # more slots wanted than are free anywhere: every plan fails
         plugin = self.registry.elect(pp)
         plans = plugin.plans(pp, ctx)
         self.stats.iterators += 1
@@ -232,11 +239,16 @@ class Allocator:
             plans.close()
         return None
 
-    def _same_groups(self, pp: PreparedPrimary) -> list[np.ndarray | None]:
+    def _same_groups(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
         """``same[a:b]``: one host mask per distinct value combination, by first host."""
-        names = pp.primary.same
         if not names:
             return [None]
+        groups = self._groups.get(names)
+        if groups is None:
+            groups = self._groups[names] = self._group_hosts(names)
+        return groups
+
+    def _group_hosts(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
         hosts = self.books.hosts
         columns: list[npt.NDArray[Any]] = []
         for name in names:
@@ -388,15 +400,19 @@ class _Capacity:
     so a plan they reject would fail anyway.
     """
 
-    __slots__ = ("_ascending", "total")
+    __slots__ = ("_cap", "_taking", "total")
 
     def __init__(self, finder: HostFinder) -> None:
-        cap = finder.task_capacity()
-        self._ascending = np.sort(cap)
-        self.total = int(cap.sum())
+        self._cap = finder.task_capacity()
+        self._taking: dict[int, int] = {}
+        self.total = int(self._cap.sum())
 
     def hosts_taking(self, s: int) -> int:
-        return len(self._ascending) - int(np.searchsorted(self._ascending, s, side="left"))
+        """How many hosts could take a bucket of ``s`` tasks."""
+        n = self._taking.get(s)
+        if n is None:
+            n = self._taking[s] = int(np.count_nonzero(self._cap >= s))
+        return n
 
     def admits(self, plan: Plan, tasks: int) -> bool:
         if plan.fill:

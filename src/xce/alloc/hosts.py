@@ -32,6 +32,7 @@ __all__ = ["HostFinder", "HostIterator"]
 BoolArray = npt.NDArray[np.bool_]
 IndexArray = npt.NDArray[np.intp]
 _EPS = 1e-9
+_PROBE = 4  # hosts checked one by one before filtering chunks with numpy
 _FIRST_CHUNK = 64
 _MAX_CHUNK = 8192
 
@@ -47,9 +48,7 @@ class HostFinder:
     ) -> None:
         self.primary = primary
         self.books = books
-        mask = books.ok
-        if primary.select is not None:
-            mask = mask & books.memo.mask(primary.select)
+        mask = books.eligible(primary.select)
         if restrict is not None:
             mask = mask & restrict
         self.mask: BoolArray = mask
@@ -65,6 +64,13 @@ class HostFinder:
             if amount > 0:
                 cond &= avail(name)[lo:hi] >= amount - _EPS
         return cond
+
+    def fits_one(self, want: Amounts, nslots: int, h: int) -> bool:
+        """:meth:`fits` for one host, without numpy's per-call overhead."""
+        avail = self.books.available
+        if not (self.mask[h] and avail(SLOTS)[h] >= nslots - _EPS):
+            return False
+        return all(avail(name)[h] >= amount - _EPS for name, amount in want if amount > 0)
 
     def ordered(self, want: Amounts, nslots: int) -> IndexArray:
         """All candidates, sorted by the primary's ``order[]`` keys (ties: host order)."""
@@ -102,7 +108,7 @@ class HostFinder:
                 )
         for name, amount in wants.per_host:
             cap = np.where(books.available(name)[idx] >= amount - _EPS, cap, 0)
-        return np.asarray(np.maximum(np.nan_to_num(cap, nan=0.0), 0), dtype=np.int64)
+        return np.asarray(np.fmax(cap, 0), dtype=np.int64)  # fmax: NaN (lacks it) -> 0
 
 
 class HostIterator:
@@ -128,7 +134,7 @@ class HostIterator:
         self._want = want
         self._token = token
         self._pos = 0
-        self._size = _FIRST_CHUNK
+        self._size = _PROBE
         self._cursor_key: object = None
         if finder.primary.primary.order:
             self._chunk: IndexArray = finder.ordered(want, nslots)
@@ -159,8 +165,13 @@ class HostIterator:
         if lo >= n:
             return False
         hi = min(lo + self._size, n)
-        self._size = min(self._size * 2, _MAX_CHUNK)
-        found = np.flatnonzero(self._finder.fits(self._want, self._nslots, lo, hi)) + lo
+        if self._size == _PROBE:  # most first-fit searches end at the first host or two
+            fits_one, want, nslots = self._finder.fits_one, self._want, self._nslots
+            found = np.array([h for h in range(lo, hi) if fits_one(want, nslots, h)], dtype=np.intp)
+            self._size = _FIRST_CHUNK
+        else:
+            found = np.flatnonzero(self._finder.fits(self._want, self._nslots, lo, hi)) + lo
+            self._size = min(self._size * 2, _MAX_CHUNK)
         self._chunk, self._pos, self._next_lo = found, 0, hi
         cursors = self._finder.books.cursors
         if self._cursor_key is not None and cursors.get(self._cursor_key, 0) == lo:

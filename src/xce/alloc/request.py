@@ -37,11 +37,18 @@ class Wants:
 
     def for_bucket(self, nslots: int, first: bool) -> Amounts:
         """Host amounts a bucket of ``nslots`` wants; per-job amounts go on the first."""
-        out = [(n, a * nslots) for n, a in self.per_task]
-        out.extend(self.per_host)
-        if first:
-            out.extend(self.per_job)
-        return tuple(out)
+        if not (self.per_task or self.per_host or self.per_job):
+            return ()
+        return _for_bucket(self, nslots, first)
+
+
+@lru_cache(maxsize=65536)
+def _for_bucket(wants: Wants, nslots: int, first: bool) -> Amounts:
+    out = [(n, a * nslots) for n, a in wants.per_task]
+    out.extend(wants.per_host)
+    if first:
+        out.extend(wants.per_job)
+    return tuple(out)
 
 
 def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog) -> Wants:

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 from rich.tree import Tree
 
 from xce.cluster.catalog import ResourceCatalog
@@ -87,9 +89,8 @@ def describe(resreq: Resreq, *, validated_against: str | None = None) -> dict[st
 
 
 def _render(info: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"[bold]normalized[/]   {info['normalized'] or '(empty: any host)'}", highlight=False
-    )
+    normalized = escape(info["normalized"]) or "(empty: any host)"
+    console.print(f"[bold]normalized[/]   {normalized}")
     console.print(f"[bold]kind[/]         {info['kind']}")
     console.print(f"[bold]fingerprint[/]  {info['fingerprint']}")
     tree = Tree("[bold]structure[/]")
@@ -108,28 +109,32 @@ def _render(info: dict[str, Any], console: Console) -> None:
         kept = ", ".join(info["not_used_for_placement"])
         console.print(f"[yellow]note[/]: kept but not used for placement: {kept}")
     if info["validated_against"]:
-        console.print(f"[green]valid[/] against {info['validated_against']}")
+        console.print(f"[green]valid[/] against {escape(str(info['validated_against']))}")
+
+
+def _add(leaf: Tree, label: str) -> None:
+    leaf.add(Text(label))  # plain text: requirement bodies are full of [brackets]
 
 
 def _sections(leaf: Tree, term: dict[str, Any]) -> None:
     if term["select"] is not None:
-        leaf.add(f"select  {term['select']}  (node {term['select_node_id']})")
+        _add(leaf, f"select  {term['select']}  (node {term['select_node_id']})")
     if term["order"]:
-        leaf.add("order   " + ":".join(term["order"]))
+        _add(leaf, "order   " + ":".join(term["order"]))
     for g in term["rusage"]:
         amounts = ", ".join(f"{k}={v:g}" for k, v in g["amounts"].items())
         extra = "".join(f", {k}={g[k]:g}" for k in ("duration", "decay") if g[k] is not None)
-        leaf.add(f"rusage  {amounts}{extra}")
+        _add(leaf, f"rusage  {amounts}{extra}")
     if term["span"] is not None:
         s = term["span"]
-        leaf.add(f"span    ptile={s['ptile']}" if s["ptile"] else f"span    hosts={s['hosts']}")
+        _add(leaf, f"span    ptile={s['ptile']}" if s["ptile"] else f"span    hosts={s['hosts']}")
     if term["same"]:
-        leaf.add("same    " + ":".join(term["same"]))
+        _add(leaf, "same    " + ":".join(term["same"]))
     for key in UNUSED_SECTIONS:
         if term[key] is not None:
-            leaf.add(f"{key}  {term[key]}  (kept, not used for placement)")
+            _add(leaf, f"{key}  {term[key]}  (kept, not used for placement)")
     if len(leaf.children) == 0:
-        leaf.add("(no sections: any host)")
+        _add(leaf, "(no sections: any host)")
 
 
 def resreq(

@@ -87,7 +87,9 @@ class Span:
 
     @property
     def key(self) -> tuple[int, int]:
-        """A compact form for fingerprints: (hosts or 0, ptile or 0)."""
+        """A compact form for fingerprints: (hosts or 0, ptile or 0); ``hosts=-1`` is no span."""
+        if self.ptile is None and self.hosts == -1:
+            return (0, 0)
         return (self.hosts or 0, self.ptile or 0)
 
 
@@ -152,7 +154,7 @@ class PrimaryResreq:
             self.select.id if self.select is not None else 0,
             self.rusage.hash,
             self.span.key if self.span is not None else (0, 0),
-            self.same,
+            tuple(sorted(self.same)),  # same[a:b] and same[b:a] are one constraint
             self.select.digest if self.select is not None else 0,
         )
         object.__setattr__(self, "fingerprint", fp)

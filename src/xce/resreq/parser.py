@@ -147,7 +147,8 @@ class _Build(Transformer[Token, Any]):
                 raise _Fail(f"rusage: negative amount {value:g} for {key}", at)
             amounts.append((key, value))
             names.append(tok)
-        return RusageGroup(tuple(amounts), extra.get("duration"), extra.get("decay")), names
+        group = RusageGroup(tuple(sorted(amounts)), extra.get("duration"), extra.get("decay"))
+        return group, names
 
     def rusage_section(self, c: list[Any]) -> _Section:
         built = [g for g in c[1:-1] if isinstance(g, tuple)]
@@ -227,8 +228,16 @@ class _Build(Transformer[Token, Any]):
         return AlterResreq(tuple(a for a in c if not isinstance(a, Token)))
 
 
+_MAX_MULTIPLIER = 10**9
+
+
 def _multiplier(tok: Token) -> int:
-    n = int(str(tok).split("*", 1)[0])
+    digits = str(tok).split("*", 1)[0].strip()
+    if len(digits.lstrip("0")) > len(str(_MAX_MULTIPLIER)):
+        raise _Fail(f"compound term multiplier is too large (at most {_MAX_MULTIPLIER})", tok)
+    n = int(digits)
+    if n > _MAX_MULTIPLIER:
+        raise _Fail(f"compound term multiplier is too large (at most {_MAX_MULTIPLIER})", tok)
     if n < 1:
         raise _Fail(f"compound term multiplier must be at least 1, got {n}", tok)
     return n
@@ -254,7 +263,7 @@ def _describe(tok: Token) -> str:
 def _raise(text: str, err: UnexpectedInput) -> NoReturn:
     line = max(err.line, 1) if isinstance(err.line, int) else 1
     column = err.column if isinstance(err.column, int) and err.column > 0 else None
-    lines = text.splitlines() or [""]
+    lines = text.split("\n")
     line_text = lines[min(line, len(lines)) - 1]
     if isinstance(err, UnexpectedToken):
         expected = sorted({_TOKEN_NAMES.get(t, t) for t in err.expected if not t.startswith("$")})
@@ -284,7 +293,7 @@ def parse(text: str) -> Resreq:
     except UnexpectedInput as err:
         _raise(text, err)
     except _Fail as fail:
-        lines = text.splitlines() or [""]
+        lines = text.split("\n")
         line = fail.token.line or 1
         raise ResreqSyntaxError(
             fail.message,

@@ -34,14 +34,32 @@ def _fail(
     return ResreqError(message, column=column, text=text if column is not None else None)
 
 
+_QUOTED = r"'[^'\n]*'|\"[^\"\n]*\""
+
+
 def _column_of(text: str, word: str, section: str | None) -> int | None:
-    """1-based column of ``word`` in ``text``, searching from ``section[`` if present."""
-    start = 0
-    if section is not None:
-        found = re.search(rf"\b{section}\s*\[", text)
-        start = found.end() if found else 0
-    match = re.compile(rf"(?<![\w.]){re.escape(word)}(?![\w.])").search(text, start)
-    return match.start() + 1 if match else None
+    """1-based column of ``word`` used as a name in ``text`` (inside ``section[...]``).
+
+    Quoted strings are skipped, and an occurrence used as a compared value
+    (``type==word``) only counts when there is no other.
+    """
+    if section is None:
+        spans = [(0, len(text))]
+    else:
+        spans = []
+        for m in re.finditer(rf"\b{section}\s*\[", text):
+            close = text.find("]", m.end())
+            spans.append((m.end(), close if close >= 0 else len(text)))
+    pattern = re.compile(rf"{_QUOTED}|(?<![\w.]){re.escape(word)}(?![\w.])")
+    found = [
+        m.start()
+        for lo, hi in spans
+        for m in pattern.finditer(text, lo, hi)
+        if m.group(0)[0] not in "'\""
+    ]
+    as_name = [at for at in found if not re.search(r"[=!]=?\s*$", text[:at])]
+    best = as_name or found
+    return best[0] + 1 if best else None
 
 
 def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None) -> None:
@@ -89,7 +107,8 @@ def bind_tasks(
 
     A SIMPLE requirement takes the job's counts (1 when unsaid); a COMPOUND one fixes
     its own total, which a job's explicit counts must admit; in an ALTER, simple
-    alternatives take the job's counts (or, unsaid, the compound alternatives' total).
+    alternatives take the job's counts (or, unsaid, the compound alternatives' total
+    when they agree on one, else 1).
     """
     if (min_tasks is None) != (max_tasks is None):
         raise ResreqError("give both min_tasks and max_tasks, or neither")
