@@ -9,10 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_resreq
+from benchmarks import bench_alloc, bench_resreq
 from benchmarks.common import Result
 
-SUITES = {"resreq": bench_resreq.run}
+SUITES = {"resreq": bench_resreq.run, "alloc": bench_alloc.run}
 
 
 def main(argv: list[str]) -> int:
@@ -27,7 +27,8 @@ def main(argv: list[str]) -> int:
         for r in SUITES[name]():
             results.append(r)
             target = f"(target >= {r.target:,.0f})" if r.target is not None else ""
-            print(f"  {r.name:<52} {r.value:>14,.0f} {r.unit:<10} {target} {r.verdict}", flush=True)
+            value = f"{r.value:,.1f}" if r.value < 100 else f"{r.value:,.0f}"
+            print(f"  {r.name:<62} {value:>12} {r.unit:<10} {target} {r.verdict}", flush=True)
     out = Path(".benchmarks")
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(

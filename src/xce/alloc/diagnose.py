@@ -17,6 +17,7 @@ from xce.alloc.context import AllocContext
 from xce.alloc.outcome import PendInfo, PendReason
 from xce.alloc.request import PreparedPrimary
 from xce.cluster.catalog import SLOTS
+from xce.cluster.state import Limit
 
 __all__ = ["diagnose", "shared_shortfall"]
 
@@ -49,6 +50,13 @@ def _tasks(free: FloatArray, per_task: float, extra: float) -> FloatArray:
     return np.asarray(np.maximum(np.nan_to_num(fit, nan=0.0), 0.0), dtype=np.float64)
 
 
+def _limit_room(pp: PreparedPrimary, ctx: AllocContext) -> tuple[FloatArray, Limit | None]:
+    """Tasks per host the per-host limits allow this job now, and the tightest limit."""
+    wants = pp.wants
+    per_host = dict(wants.per_host)
+    return ctx.limits.task_headroom(ctx.limit_ids, dict(wants.per_task), per_host, ctx.uncommitted)
+
+
 def _breakdown(
     pp: PreparedPrimary, ctx: AllocContext, sel: npt.NDArray[np.bool_]
 ) -> dict[str, int]:
@@ -65,8 +73,8 @@ def _breakdown(
     ):
         res_fail |= _tasks(_free(ctx, name), amount, per_host.get(name, 0.0)) < 1
     fails.append(res_fail)
-    room, _ = ctx.limits.headroom_array(ctx.limit_ids, SLOTS)
-    fails.append(room < 1 - _EPS)
+    room, _ = _limit_room(pp, ctx)
+    fails.append(room < 1)
     counts: dict[str, int] = {}
     taken = np.zeros_like(ok)
     for reason, fail in zip(_HOST_REASONS, fails, strict=True):
@@ -118,15 +126,12 @@ def diagnose(pp: PreparedPrimary, ctx: AllocContext) -> PendInfo:
                 f"not enough {name}: the eligible hosts can hold {int(cap.sum())} of {n} task(s)",
                 hosts,
             )
-    room, limit = ctx.limits.headroom_array(ctx.limit_ids, SLOTS)
-    held = np.zeros(books.hosts.n)
-    for h, amounts in ctx.uncommitted.items():
-        held[h] = amounts.get(SLOTS, 0.0)
-    cap = np.minimum(cap, np.maximum(np.floor(room - held + _EPS), 0)[eligible])
+    room, limit = _limit_room(pp, ctx)
+    cap = np.minimum(cap, room[eligible])
     if limit is not None and cap.sum() < n:
         return PendInfo(
             PendReason.LIMIT,
-            f"limit {limit.name!r}: the hosts' headroom holds {int(cap.sum())} of {n}",
+            f"limit {limit.name!r}: the hosts' headroom holds {int(cap.sum())} of {n} task(s)",
             hosts,
         )
     p = pp.primary

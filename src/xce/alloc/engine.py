@@ -108,12 +108,6 @@ class Allocator:
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
         """Place ``job`` and charge the session's books at once, or say why it waits."""
         self.token.checkpoint()
-        ids = self.limits.applicable(job.user, job.queue, job.project)
-        if ids:
-            over = self.limits.aggregate_violation(ids, job.requirement.tasks, {})
-            if over is not None:
-                info = PendInfo(PendReason.LIMIT, f"limit {over.name!r} is reached")
-                return Pending(job.id, info)
         ctx = AllocContext(
             self.books,
             self.limits,
@@ -128,16 +122,8 @@ class Allocator:
             placed = self._place_requirement(job.requirement, ctx)
         if isinstance(placed, _Failed):
             return Pending(job.id, placed.info, placed.cached)
-        if ids:
-            totals: dict[str, float] = {}
-            for claim in placed.claims:
-                for name, amount in claim.amounts:
-                    totals[name] = totals.get(name, 0.0) + amount
-            over = self.limits.aggregate_violation(ids, placed.slots, totals)
-            if over is not None:
-                info = PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded")
-                return Pending(job.id, info)
-            self.limits.charge(ids, placed)
+        if ctx.limit_ids:
+            self.limits.charge(ctx.limit_ids, placed)
         self.books.charge(placed)
         return Dispatched(job.id, placed)
 
@@ -146,11 +132,22 @@ class Allocator:
     ) -> JobAllocation | _Failed:
         failures: list[_Failed] = []
         for a, terms in enumerate(req.alternatives):
+            over = self._aggregate_limit(ctx, terms, None) if ctx.limit_ids else None
+            if over is not None:  # a job-level cause comes first (design §5)
+                failures.append(over)
+                continue
             placed = self._place_terms(terms, ctx)
-            if not isinstance(placed, _Failed):
-                claims, shared = placed
-                return JobAllocation(claims, shared, a if req.is_alter else None)
-            failures.append(placed)
+            if isinstance(placed, _Failed):
+                failures.append(placed)
+                continue
+            claims, shared = placed
+            over = self._aggregate_limit(ctx, terms, placed) if ctx.limit_ids else None
+            if over is not None:
+                ctx.credit(claims)
+                ctx.credit_shared(shared)
+                failures.append(over)
+                continue
+            return JobAllocation(claims, shared, a if req.is_alter else None)
         first = failures[0]
         if len(failures) == 1:
             return first
@@ -161,6 +158,37 @@ class Allocator:
             first.info.reason, f"alternative 0: {first.info.message} ({others})", first.info.hosts
         )
         return _Failed(info, all(f.cached for f in failures))
+
+    def _aggregate_limit(
+        self,
+        ctx: AllocContext,
+        terms: Sequence[PreparedPrimary],
+        placed: tuple[tuple[Claim, ...], tuple[tuple[str, float], ...]] | None,
+    ) -> _Failed | None:
+        """An aggregate limit this alternative would exceed: checked before placement with
+        the least it can take (tasks, per-task amounts, one host's per-host amounts) and
+        after it with what it did take."""
+        totals: dict[str, float] = {}
+        if placed is None:
+            slots = sum(pp.tasks for pp in terms)
+            for pp in terms:
+                w = pp.wants
+                for name, amount in (
+                    *((n, a * pp.tasks) for n, a in w.per_task),
+                    *w.per_host,
+                    *w.per_job,
+                    *w.shared,
+                ):
+                    totals[name] = totals.get(name, 0.0) + amount
+        else:
+            claims, shared = placed
+            slots = sum(c.slots for c in claims)
+            for name, amount in (*(x for c in claims for x in c.amounts), *shared):
+                totals[name] = totals.get(name, 0.0) + amount
+        over = self.limits.aggregate_violation(ctx.limit_ids, slots, totals)
+        if over is None:
+            return None
+        return _Failed(PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded"))
 
     def _place_terms(
         self, terms: Sequence[PreparedPrimary], ctx: AllocContext

@@ -24,6 +24,15 @@ _JOBS = "jobs"
 Amounts = tuple[tuple[str, float], ...]
 
 
+def _tasks_within(
+    left: npt.NDArray[np.float64], per_task: float, fixed: float
+) -> npt.NDArray[np.float64]:
+    """Tasks that fit in ``left`` at ``per_task`` each after ``fixed`` (all or none if 0)."""
+    if per_task <= 0:
+        return np.where(left >= fixed - _EPS, np.inf, 0.0)
+    return np.maximum(np.floor((left - fixed) / per_task + _EPS), 0.0)
+
+
 class LimitBooks:
     """What each limit's consumers hold: in all, and per host for per-host limits."""
 
@@ -47,7 +56,8 @@ class LimitBooks:
             claims = [
                 (index[a.host], float(a.slots), tuple(a.resources.items())) for a in job.alloc
             ]
-            self._add(self.applicable(job.user, job.queue, job.project), claims)
+            shared = tuple(job.shared.items())
+            self._add(self.applicable(job.user, job.queue, job.project), claims, shared)
 
     @staticmethod
     def _keys(lim: Limit) -> list[str]:
@@ -99,20 +109,42 @@ class LimitBooks:
                 room = min(room, self._cap(lim, key) - float(self._per_host[i][key][h]))
         return float(room)
 
-    def headroom_array(
-        self, which: Iterable[int], key: str
+    def task_headroom(
+        self,
+        which: Iterable[int],
+        per_task: Mapping[str, float],
+        fixed: Mapping[str, float],
+        held: Mapping[int, Mapping[str, float]],
     ) -> tuple[npt.NDArray[np.float64], Limit | None]:
-        """Per host, how much more of ``key`` the per-host limits allow, and the tightest limit."""
-        room = np.full(self.state.hosts.n, np.inf)
+        """Per host, how many more tasks the per-host limits allow, and the tightest limit.
+
+        ``per_task``/``fixed`` are the job's amounts per task and per host; ``held`` is
+        what this attempt already holds per host (a job counts once per host for ``jobs``).
+        """
+        n = self.state.hosts.n
+        cap = np.full(n, np.inf)
         tightest: Limit | None = None
         for i in which:
             lim = self.limits[i]
-            if lim.per_host and key in self._per_host[i]:
-                left = self._cap(lim, key) - self._per_host[i][key]
-                if tightest is None or np.any(left < room):
+            for key, used in self._per_host[i].items() if lim.per_host else ():
+                left = self._cap(lim, key) - used
+                if held:
+                    left = left.copy()
+                    for h, amounts in held.items():
+                        if key == _JOBS:
+                            left[h] = np.inf  # the job is already counted on that host
+                        else:
+                            left[h] -= amounts.get(key, 0.0)
+                if key == _JOBS:
+                    room = _tasks_within(left, 0.0, 1.0)
+                elif key == SLOTS:
+                    room = _tasks_within(left, 1.0, 0.0)
+                else:
+                    room = _tasks_within(left, per_task.get(key, 0.0), fixed.get(key, 0.0))
+                if np.any(room < cap):
                     tightest = lim
-                room = np.minimum(room, left)
-        return room, tightest
+                cap = np.minimum(cap, room)
+        return cap, tightest
 
     def aggregate_violation(
         self, which: Iterable[int], slots: float, amounts: Mapping[str, float]
@@ -131,11 +163,16 @@ class LimitBooks:
     def charge(self, which: tuple[int, ...], allocation: JobAllocation) -> None:
         """Count a dispatched job against every limit that applies to it."""
         claims = [(c.host, float(c.slots), c.amounts) for c in allocation.claims]
-        self._add(which, claims)
+        self._add(which, claims, allocation.shared)
 
-    def _add(self, which: tuple[int, ...], claims: list[tuple[int, float, Amounts]]) -> None:
+    def _add(
+        self, which: tuple[int, ...], claims: list[tuple[int, float, Amounts]], shared: Amounts
+    ) -> None:
         for i in which:
             total, per_host = self._total[i], self._per_host[i]
+            for key, amount in shared:  # cluster-wide amounts count towards aggregate limits
+                if key in total:
+                    total[key] += amount
             hosts_seen: set[int] = set()
             for h, slots, amounts in claims:
                 for key, amount in ((SLOTS, slots), *amounts):

@@ -24,8 +24,16 @@ def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
             {"host": names[c.host], "slots": c.slots, "term": c.term, "resources": dict(c.amounts)}
             for c in d.allocation.claims
         ],
-        "shared": dict(d.allocation.shared),
+        "shared": _summed(d.allocation.shared),
     }
+
+
+def _summed(amounts: tuple[tuple[str, float], ...]) -> dict[str, float]:
+    """Shared amounts per resource: compound terms may each want the same licence."""
+    out: dict[str, float] = {}
+    for name, amount in amounts:
+        out[name] = out.get(name, 0.0) + amount
+    return out
 
 
 def _pending(p: Pending) -> dict[str, Any]:

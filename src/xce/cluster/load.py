@@ -183,13 +183,29 @@ class _Document:
             line = node.start_mark.line + 1
             column = node.start_mark.column + 1
         if err.text is not None:
-            column = err.column  # the column points into err.text, not into the file
+            mapped = self._in_file(line, column, err.text, err.column)
+            if mapped is not None:  # the requirement is written on one line: point into the file
+                column, text = mapped
+            else:
+                column = err.column  # the column points into err.text, not into the file
         elif line is not None:
             text = self.line(line)
         path = format_path(err.path) or None
         return StateError(
             err.message, source=self.source, path=path, line=line, column=column, text=text
         )
+
+    def _in_file(
+        self, line: int | None, start: int | None, inner: str, column: int | None
+    ) -> tuple[int, str] | None:
+        """Map a column inside a scalar's text to the file, if the scalar is on one line."""
+        text = self.line(line) if line is not None else None
+        if text is None or start is None or column is None:
+            return None
+        offset = start - 1 + (1 if text[start - 1 : start] in ("'", '"') else 0)
+        if text[offset : offset + len(inner)] != inner:
+            return None
+        return offset + column, text
 
     def line(self, number: int) -> str | None:
         """Line ``number`` (1-based) of the text."""

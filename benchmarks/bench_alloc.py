@@ -1,0 +1,147 @@
+"""Allocation throughput: one session over a generated cluster and queue (issue 3)."""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from benchmarks.common import Result
+from xce.alloc import AllocOptions
+from xce.cluster import ClusterState, state_from_dict
+from xce.core import Session
+
+TYPES = ("X86_64", "ARM", "POWER")
+TAGS = ("fast", "ssd", "ib")
+
+
+def cluster(n_hosts: int, seed: int = 11) -> dict[str, Any]:
+    """Hosts of 16-128 slots, 2-8 GB per slot, three types, a few tags; one licence."""
+    rng = random.Random(seed)
+    hosts = []
+    for i in range(n_hosts):
+        slots = rng.choice((16, 32, 48, 64, 128))
+        attrs: dict[str, Any] = {"type": rng.choices(TYPES, (6, 3, 1))[0]}
+        attrs.update({t: True for t in TAGS if rng.random() < 0.3})
+        hosts.append(
+            {
+                "name": f"n{i:05d}",
+                "slots": slots,
+                "resources": {"mem": slots * rng.choice((2000, 4000, 8000))},
+                "attributes": attrs,
+            }
+        )
+    return {"hosts": hosts, "shared": {"lic": {"total": 200}}}
+
+
+def _sequential(rng: random.Random) -> tuple[str, int]:
+    return rng.choice(
+        (
+            "",
+            "rusage[mem=1000]",
+            "select[type==X86_64] rusage[mem=2000]",
+            "select[type==ARM && mem>4000] rusage[mem=4000]",
+            "select[fast] rusage[mem=500]",
+            "select[ssd && type==X86_64]",
+            "select[mem>64000] rusage[mem=32000]",
+            "rusage[mem=1000:lic=1]",
+            "select[type==POWER] order[-slots]",
+        )
+    ), 1
+
+
+def _parallel(rng: random.Random) -> tuple[str, int]:
+    tasks = rng.choice((2, 4, 8, 16, 32, 64, 128, 256))
+    return rng.choice(
+        (
+            "rusage[mem=1000]",
+            "select[type==X86_64] rusage[mem=2000]",
+            "select[ib] rusage[mem=1000]",
+            "span[ptile=16] rusage[mem=1000]",
+            "span[hosts=1] rusage[mem=500]",
+            "select[type==X86_64 && fast]",
+            "same[type] rusage[mem=1000]",
+        )
+    ), tasks
+
+
+def _composite(rng: random.Random) -> tuple[str, int | None]:
+    return rng.choice(
+        (
+            ("2*{select[type==X86_64] rusage[mem=2000]} + 6*{select[mem>8000]}", None),
+            ("1*{select[fast] rusage[mem=8000]} + 15*{rusage[mem=1000]}", None),
+            ("{select[type==ARM] rusage[mem=2000]} || {select[type==X86_64] rusage[mem=4000]}", 8),
+            ("{4*{select[ssd]} + 4*{-}} || {8*{select[type==POWER]}}", None),
+        )
+    )
+
+
+def jobs(n_jobs: int, seed: int = 5) -> list[dict[str, Any]]:
+    """70 % sequential, 25 % parallel of 2-256 tasks, 5 % compound or alternative."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n_jobs):
+        r = rng.random()
+        shape = _sequential if r < 0.70 else _parallel if r < 0.95 else _composite
+        resreq, tasks = shape(rng)
+        job: dict[str, Any] = {
+            "id": i,
+            "user": f"u{rng.randrange(40)}",
+            "queue": rng.choice(("normal", "normal", "normal", "high", "low")),
+            "project": f"p{rng.randrange(5)}",
+            "resreq": resreq,
+            "submit_time": i,
+        }
+        if tasks is not None:
+            job["tasks"] = tasks
+        out.append(job)
+    return out
+
+
+def state(n_hosts: int, n_jobs: int) -> ClusterState:
+    data = cluster(n_hosts)
+    data["queues"] = {"high": {"priority": 50}, "normal": {"priority": 30}, "low": {"priority": 10}}
+    data["jobs"] = jobs(n_jobs)
+    return state_from_dict(data, f"<bench {n_hosts} hosts>")
+
+
+def bench_session(n_hosts: int, n_jobs: int = 20_000, target: float | None = None) -> Result:
+    st = state(n_hosts, n_jobs)
+    Session(st).run()  # warm: parse and prepare the requirement strings once
+    start = time.perf_counter()
+    result = Session(st).run()
+    seconds = time.perf_counter() - start
+    s = result.stats
+    name = f"session, {n_hosts:,} hosts x {n_jobs:,} jobs ({s.dispatched:,} dispatched)"
+    return Result(name, n_jobs / seconds, "jobs/s", target)
+
+
+def bench_cache(n_jobs: int = 10_000, n_hosts: int = 5_000) -> list[Result]:
+    """Identical jobs no host can take (256 tasks on one host; hosts have <= 128 slots)."""
+    data = cluster(n_hosts)
+    job = {"tasks": 256, "resreq": "select[type==POWER] span[hosts=1]"}
+    data["jobs"] = [{"id": i, **job} for i in range(n_jobs)]
+    st = state_from_dict(data, "<bench cache>")
+    out = []
+    for shortcuts in (True, False):
+        rates = []
+        for cache in (True, False):
+            session = Session(st, options=AllocOptions(cache=cache, shortcuts=shortcuts))
+            session.run()
+            start = time.perf_counter()
+            session.run()
+            rates.append(n_jobs / (time.perf_counter() - start))
+        on, off = rates
+        how = "shortcuts on" if shortcuts else "shortcuts off"
+        out += [
+            Result(f"{n_jobs:,} identical unsatisfiable jobs, cache on, {how}", on, "jobs/s"),
+            Result(f"{n_jobs:,} identical unsatisfiable jobs, cache off, {how}", off, "jobs/s"),
+            Result(f"unsatisfiable cache speed-up (on / off), {how}", on / off, "x"),
+        ]
+    return out
+
+
+def run() -> list[Result]:
+    results = [bench_session(5_000, target=20_000)]
+    results += [bench_session(n) for n in (1_000, 20_000, 50_000)]
+    return results + bench_cache()
