@@ -85,4 +85,4 @@ class SessionBooks:
         if allocation.shared:
             for name, amount in allocation.shared:
                 self._shared[name] -= amount
-            self.memo.forget_all()  # a shared amount is seen by every host's selects
+            self.memo.forget_shared()  # a shared amount is seen by every host's selects

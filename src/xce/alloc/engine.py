@@ -241,18 +241,21 @@ class Allocator:
         """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
         groups = self._same_groups(pp.primary.same)
         finders = [HostFinder(pp, self.books, g) for g in groups]
-        # A single-slot primary has one plan of one bucket: nothing to shortcut.
-        bounds = None
-        if self.options.shortcuts and pp.tasks > 1:
-            bounds = [_Capacity(f) for f in finders]
-            if not any(b.total >= pp.tasks for b in bounds):
-                return None  # more slots wanted than are free anywhere: every plan fails
+        # The shortcuts' bounds cost a pass over the eligible hosts, so they are computed
+        # only once a first plan has failed (most jobs place on their first plan), and
+        # never for a single-slot primary (one plan of one bucket: nothing to skip).
+        shortcuts = self.options.shortcuts and pp.tasks > 1
+        bounds: list[_Capacity] | None = None
         plugin = self.registry.elect(pp)
         plans = plugin.plans(pp, ctx)
         self.stats.iterators += 1
         try:
-            for plan in plans:
+            for n, plan in enumerate(plans):
                 self.stats.plans_tried += 1
+                if shortcuts and n == 1:
+                    bounds = [_Capacity(f) for f in finders]
+                    if not any(b.total >= pp.tasks for b in bounds):
+                        return None  # more tasks than fit anywhere: every plan fails
                 for i, finder in enumerate(finders):
                     if bounds is not None and not bounds[i].admits(plan, pp.tasks):
                         continue

@@ -137,7 +137,7 @@ class HostIterator:
         self._size = _PROBE
         self._cursor_key: object = None
         if finder.primary.primary.order:
-            self._chunk: IndexArray = finder.ordered(want, nslots)
+            self._chunk: IndexArray | list[int] = finder.ordered(want, nslots)
             self._next_lo = finder.books.hosts.n
         else:
             self._chunk = np.empty(0, dtype=np.intp)
@@ -167,12 +167,12 @@ class HostIterator:
         hi = min(lo + self._size, n)
         if self._size == _PROBE:  # most first-fit searches end at the first host or two
             fits_one, want, nslots = self._finder.fits_one, self._want, self._nslots
-            found = np.array([h for h in range(lo, hi) if fits_one(want, nslots, h)], dtype=np.intp)
+            found: IndexArray | list[int] = [h for h in range(lo, hi) if fits_one(want, nslots, h)]
             self._size = _FIRST_CHUNK
         else:
             found = np.flatnonzero(self._finder.fits(self._want, self._nslots, lo, hi)) + lo
             self._size = min(self._size * 2, _MAX_CHUNK)
-        self._chunk, self._pos, self._next_lo = found, 0, hi
+        self._chunk, self._pos, self._next_lo = found, 0, hi  # a list or an index array
         cursors = self._finder.books.cursors
         if self._cursor_key is not None and cursors.get(self._cursor_key, 0) == lo:
             cursors[self._cursor_key] = int(found[0]) if len(found) else hi

@@ -7,7 +7,7 @@ host try. Jobs of a trace share a handful of prepared requirements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from xce.cluster.catalog import Reservation, ResourceCatalog, ResourceKind
@@ -34,21 +34,24 @@ class Wants:
     per_host: Amounts = ()
     per_job: Amounts = ()
     shared: Amounts = ()
+    _buckets: dict[tuple[int, bool], Amounts] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     def for_bucket(self, nslots: int, first: bool) -> Amounts:
-        """Host amounts a bucket of ``nslots`` wants; per-job amounts go on the first."""
-        if not (self.per_task or self.per_host or self.per_job):
-            return ()
-        return _for_bucket(self, nslots, first)
+        """Host amounts a bucket of ``nslots`` wants; per-job amounts go on the first.
 
-
-@lru_cache(maxsize=65536)
-def _for_bucket(wants: Wants, nslots: int, first: bool) -> Amounts:
-    out = [(n, a * nslots) for n, a in wants.per_task]
-    out.extend(wants.per_host)
-    if first:
-        out.extend(wants.per_job)
-    return tuple(out)
+        Memoised per instance: it is asked before every host try (the prepare fan-out).
+        """
+        key = (nslots, first)
+        out = self._buckets.get(key)
+        if out is None:
+            amounts = [(n, a * nslots) for n, a in self.per_task]
+            amounts.extend(self.per_host)
+            if first:
+                amounts.extend(self.per_job)
+            out = self._buckets[key] = tuple(amounts)
+        return out
 
 
 def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog) -> Wants:
@@ -72,11 +75,10 @@ class PreparedPrimary:
     primary: PrimaryResreq
     select: CompiledSelect | None
     wants: Wants
+    tasks: int = field(init=False)  # to place: plans partition max_tasks (spec Req 2 AC 2)
 
-    @property
-    def tasks(self) -> int:
-        """Tasks to place: plans partition ``max_tasks`` (spec Req 2 AC 2)."""
-        return self.primary.max_tasks
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", self.primary.max_tasks)
 
     @property
     def cacheable(self) -> bool:

@@ -92,16 +92,21 @@ class Session:
     ) -> None:
         self.state = state
         self.allocator = Allocator(state, registry, options, token)
+        self._requests: dict[int, tuple[PendingJob, JobRequest]] = {}
+
+    def _request(self, job: PendingJob) -> JobRequest:
+        """The job's allocator request, kept across sessions while the job object lives."""
+        entry = self._requests.get(id(job))
+        if entry is None or entry[0] is not job:
+            entry = self._requests[id(job)] = (job, job_request(job, self.state.catalog))
+        return entry[1]
 
     def run(self, jobs: Iterable[PendingJob] | None = None) -> SessionResult:
         """Begin a session and decide every job (all pending jobs of the state by default)."""
         start = time.perf_counter()
         alloc = self.allocator
         alloc.begin_session()
-        catalog = self.state.catalog
-        decisions = tuple(
-            alloc.decide(job_request(j, catalog)) for j in fcfs_order(self.state, jobs)
-        )
+        decisions = tuple(alloc.decide(self._request(j)) for j in fcfs_order(self.state, jobs))
         s = alloc.stats
         reasons = Counter(d.info.reason.value for d in decisions if isinstance(d, Pending))
         stats = SessionStats(

@@ -81,6 +81,7 @@ class CompiledSelect:
     expr: ex.Expr
     dynamic: bool  # reads availability: memo entries go stale when a host is charged
     monotone: bool  # can only turn false as resources fall: safe for the unsat cache
+    reads_shared: bool  # reads a cluster-wide amount: stale on every host when one is charged
     _fn: _Fn
 
     @property
@@ -310,7 +311,11 @@ def compile_select(node: ex.Expr, catalog: ResourceCatalog) -> CompiledSelect:
     bound = _Compiler(catalog).bind(node)
     if bound.kind != "num":
         raise ResreqError(f"select {node.text!r} is a string, not a condition")
-    return CompiledSelect(node, bound.dynamic, _monotone(node, True, catalog), bound.fn)
+    shared = any(
+        isinstance(n, ex.Name) and catalog.kind(n.name) is ResourceKind.SHARED
+        for n in ex.walk(node)
+    )
+    return CompiledSelect(node, bound.dynamic, _monotone(node, True, catalog), shared, bound.fn)
 
 
 class SelectMemo:
@@ -321,21 +326,21 @@ class SelectMemo:
     recomputed for that host alone on the next read. :meth:`reset` starts afresh.
     """
 
-    __slots__ = ("_charged", "_dynamic", "_masks", "view")
+    __slots__ = ("_charged", "_masks", "_shared_readers", "view")
 
     def __init__(self, view: HostView) -> None:
         self.view = view
         self._masks: dict[int, tuple[BoolArray, int]] = {}
         self._charged: list[int] = []
-        self._dynamic: set[int] = set()
+        self._shared_readers: set[int] = set()
 
     def mask(self, select: CompiledSelect) -> BoolArray:
         """The select's truth on every host (read-only by convention)."""
         entry = self._masks.get(select.id)
         if entry is None:
             mask = select.evaluate(self.view)
-            if select.dynamic:
-                self._dynamic.add(select.id)
+            if select.reads_shared:
+                self._shared_readers.add(select.id)
         else:
             mask, seen = entry
             if not select.dynamic or seen == len(self._charged):
@@ -352,12 +357,12 @@ class SelectMemo:
         """The session charged ``host``: its memo entries are stale."""
         self._charged.append(host)
 
-    def forget_all(self) -> None:
-        """Every host's entries of availability-reading selects are stale."""
-        for key in self._dynamic:
+    def forget_shared(self) -> None:
+        """A shared amount was charged: every host's entries of selects reading one are stale."""
+        for key in self._shared_readers:
             self._masks.pop(key, None)
 
     def reset(self) -> None:
         self._masks.clear()
         self._charged.clear()
-        self._dynamic.clear()
+        self._shared_readers.clear()
