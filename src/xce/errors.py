@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "Cancelled",
+    "EventError",
     "InputError",
     "InternalError",
     "RegistryError",
@@ -119,6 +120,10 @@ class ResreqError(InputError):
 
 class StateError(InputError):
     """A state file (or an event applied to the state) is invalid; nothing was applied."""
+
+
+class EventError(XceError, ValueError):
+    """An event the core refuses (unknown job or host, inconsistent change); nothing changed."""
 
 
 class RegistryError(XceError, ValueError):

@@ -95,6 +95,13 @@ class Allocator:
         self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
 
+    def rebind(self, state: ClusterState) -> None:
+        """Use ``state`` (a newer view of the same cluster) from the next session on."""
+        self.state = state
+        self.books.state = state
+        self.limits = LimitBooks(state)
+        self._groups.clear()
+
     def begin_session(self) -> None:
         """Reset the session's books, the evaluation memo and the unsatisfiable cache."""
         self.books.reset()

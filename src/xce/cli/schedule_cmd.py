@@ -12,7 +12,7 @@ from rich.table import Table
 
 from xce.alloc import Dispatched, Pending
 from xce.cluster import ClusterState, load_state
-from xce.core import Session, SessionResult
+from xce.core import JobStarted, SchedulerCore, SessionResult, write_state
 
 
 def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
@@ -62,6 +62,8 @@ def decisions_json(result: SessionResult, state: ClusterState) -> dict[str, Any]
             "cache_inserts": s.cache_inserts,
             "plans_tried": s.plans_tried,
             "host_tries": s.host_tries,
+            "iterators": s.iterators,
+            "threads": s.threads,
             "elapsed_s": round(s.elapsed_s, 6),
         },
     }
@@ -100,8 +102,11 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
         table.add_row(*row)
     console.print(table)
     s = info["stats"]
+    by_reason = ", ".join(f"{k} {v}" for k, v in s["pending_by_reason"].items())
     console.print(
-        f"{s['jobs']} jobs: {s['dispatched']} dispatched, {s['pending']} pending; "
+        f"{s['jobs']} jobs: {s['dispatched']} dispatched, {s['pending']} pending"
+        + (f" ({by_reason})" if by_reason else "")
+        + "; "
         f"{s['plans_tried']} plans, {s['host_tries']} host tries, "
         f"cache {s['cache_hits']} hits / {s['cache_misses']} misses; {s['elapsed_s'] * 1000:.1f} ms"
     )
@@ -117,11 +122,33 @@ def schedule(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show per-host reasons for pending jobs.")
     ] = False,
+    picker: Annotated[
+        str | None,
+        typer.Option(
+            "--picker",
+            help="Default job picker (fcfs, strict, fairshare, or a plugin's) "
+            "for queues that name none.",
+        ),
+    ] = None,
+    threads: Annotated[
+        bool, typer.Option("--threads", help="Picker and allocator in two threads.")
+    ] = False,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--snapshot",
+            help="Write the state after starting the dispatched jobs (.json/.yaml).",
+        ),
+    ] = None,
 ) -> None:
     """Run one scheduling session: where every pending job lands, or why it waits."""
     state = load_state(state_file)
-    result = Session(state).run()
+    core = SchedulerCore(state, picker=picker)
+    result = core.run_session(threads=threads)
     info = decisions_json(result, state)
+    if snapshot is not None:
+        core.apply(*(JobStarted(d.job, d.allocation) for d in result.dispatched))
+        write_state(core.state, snapshot)
     if as_json:
         typer.echo(json.dumps(info, indent=2))
     else:

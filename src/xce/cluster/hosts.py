@@ -135,6 +135,33 @@ class HostTable:
         status = np.array([HostStatus.parse(h.status) for h in hosts], dtype=np.int8)
         return cls([h.name for h in hosts], status, capacity, numeric, strings, tags)
 
+    def appended(
+        self,
+        name: str,
+        slots: int,
+        resources: Mapping[str, float],
+        attributes: Mapping[str, str | bool | float],
+        status: HostStatus,
+    ) -> HostTable:
+        """A new table with one more host at the end (names must fit the columns)."""
+
+        def grow(
+            columns: Mapping[str, npt.NDArray[Any]], fill: Any, values: Mapping[str, Any]
+        ) -> dict[str, Any]:
+            return {k: np.append(np.asarray(v), values.get(k, fill)) for k, v in columns.items()}
+
+        capacity = grow(self._capacity, np.nan, {**resources, SLOTS: slots})
+        numeric = grow(self.numeric, np.nan, attributes)
+        strings = {
+            k: np.append(
+                np.asarray(v), np.array([name if k == "hname" else attributes.get(k)], dtype=object)
+            )
+            for k, v in self.strings.items()
+        }
+        tags = grow(self.tags, False, attributes)
+        status_col = np.append(self._status, np.int8(status))
+        return HostTable([*self.names, name], status_col, capacity, numeric, strings, tags)
+
     def set_status(self, i: int, status: HostStatus) -> None:
         """Open, close or mark host ``i`` unavailable."""
         self._status[i] = HostStatus(status)

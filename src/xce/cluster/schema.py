@@ -134,6 +134,7 @@ class StateSpec(_Spec):
     limits: list[LimitSpec] = []
     running: list[RunningSpec] = []
     jobs: list[JobSpec] = []
+    picker: str | None = None  # the default job picker of queues that name none
 
 
 class SpecError(Exception):

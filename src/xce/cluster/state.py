@@ -138,6 +138,7 @@ class ClusterState:
     running: tuple[RunningJob, ...]
     jobs: tuple[PendingJob, ...]
     source: str | None = None
+    default_picker: str | None = None  # for queues that name no picker of their own
 
     def queue_priority(self, name: str) -> int:
         """The queue's priority; 0 for a queue the file does not declare."""
@@ -182,6 +183,7 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         running=running,
         jobs=tuple(_pending(job, i) for i, job in enumerate(spec.jobs)),
         source=source,
+        default_picker=spec.picker,
     )
 
 

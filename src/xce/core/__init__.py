@@ -1,7 +1,69 @@
-"""The scheduling core: sessions over a cluster state, returning decisions."""
+"""The scheduling core: events change the state, sessions return decisions, pickers
+order the jobs, snapshots write the state back as a state file."""
 
 from __future__ import annotations
 
-from xce.core.session import Session, SessionResult, SessionStats, fcfs_order, job_request
+from xce.core.core import SchedulerCore
+from xce.core.events import (
+    Event,
+    HostAdded,
+    HostChanged,
+    JobFinished,
+    JobKilled,
+    JobStarted,
+    JobSubmitted,
+    LimitsChanged,
+    QueuesChanged,
+    SharedChanged,
+)
+from xce.core.pickers import (
+    FairsharePicker,
+    FcfsPicker,
+    JobPicker,
+    Pick,
+    PickerRegistry,
+    QueueCursor,
+    StrictPicker,
+    default_pickers,
+    fairshare_priority,
+)
+from xce.core.session import (
+    PickSequence,
+    Session,
+    SessionResult,
+    SessionStats,
+    fcfs_order,
+    job_request,
+)
+from xce.core.snapshot import state_to_dict, write_state
 
-__all__ = ["Session", "SessionResult", "SessionStats", "fcfs_order", "job_request"]
+__all__ = [
+    "Event",
+    "FairsharePicker",
+    "FcfsPicker",
+    "HostAdded",
+    "HostChanged",
+    "JobFinished",
+    "JobKilled",
+    "JobPicker",
+    "JobStarted",
+    "JobSubmitted",
+    "LimitsChanged",
+    "Pick",
+    "PickSequence",
+    "PickerRegistry",
+    "QueueCursor",
+    "QueuesChanged",
+    "SchedulerCore",
+    "Session",
+    "SessionResult",
+    "SessionStats",
+    "SharedChanged",
+    "StrictPicker",
+    "default_pickers",
+    "fairshare_priority",
+    "fcfs_order",
+    "job_request",
+    "state_to_dict",
+    "write_state",
+]

@@ -1,15 +1,22 @@
 """A scheduling session: every pending job, in picker order, gets exactly one decision.
 
 Session start resets the session's books, the evaluation memo and the unsatisfiable
-cache (spec Req 7 AC 2); each dispatched job is charged to the books at once, so no later
-job of the session can be given the same resources.
+cache (spec Req 7 AC 2) before any job is picked; each dispatched job is charged to the
+books at once, so no later job of the session can be given the same resources.
+
+Two modes give identical decisions: synchronous (one thread) and threaded — a picker
+thread feeding an allocator thread through a bounded queue, as in the spec. In the
+threaded mode the picker runs ahead of the allocator while its queues' pickers need no
+feedback (fcfs), and waits for each decision when they do (strict, fairshare).
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -21,13 +28,28 @@ from xce.alloc import (
     Decision,
     Dispatched,
     JobRequest,
+    PendInfo,
     Pending,
+    PendReason,
     prepare_requirement,
 )
+from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
-from xce.cluster.state import ClusterState, PendingJob
+from xce.core.pickers import JobPicker, Pick, PickerRegistry, QueueCursor, default_pickers
+from xce.errors import Cancelled
 
-__all__ = ["Session", "SessionResult", "SessionStats", "fcfs_order", "job_request"]
+__all__ = [
+    "PickSequence",
+    "Session",
+    "SessionResult",
+    "SessionStats",
+    "fcfs_order",
+    "job_request",
+]
+
+_QUEUE_DEPTH = 16  # batches in flight between the picker and the allocator thread
+_BATCH = 64  # picks per batch when no decision is awaited
+_POLL_S = 0.05  # how often a waiting thread looks at the cancel token
 
 
 def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) -> list[PendingJob]:
@@ -39,9 +61,53 @@ def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) ->
 def job_request(job: PendingJob, catalog: ResourceCatalog) -> JobRequest:
     """The allocator's view of a pending job (its requirement prepared, memoised)."""
     tasks = (job.min_tasks, job.max_tasks) if job.tasks_given else (None, None)
-    return JobRequest(
-        job.id, job.user, job.queue, job.project, prepare_requirement(job.resreq, catalog, *tasks)
-    )
+    requirement = prepare_requirement(job.resreq, catalog, *tasks)
+    return JobRequest(job.id, job.user, job.queue, job.project, requirement)
+
+
+class PickSequence:
+    """The merged picker order of one session: queues by priority (high first); among
+    queues of equal priority, the one whose next job was submitted first."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        jobs: Iterable[PendingJob],
+        picker_for: Callable[[Queue], JobPicker],
+    ) -> None:
+        by_queue: dict[str, list[PendingJob]] = {}
+        for job in jobs:
+            by_queue.setdefault(job.queue, []).append(job)
+        levels: dict[int, list[QueueCursor]] = {}
+        for name in sorted(by_queue):
+            q = state.queues.get(name, Queue(name))
+            cursor = picker_for(q).start(q, by_queue[name], state)
+            levels.setdefault(q.priority, []).append(cursor)
+        self._levels = [levels[p] for p in sorted(levels, reverse=True)]
+        self._owner: dict[str, QueueCursor] = {}
+
+    def next(self) -> Pick | None:
+        """The next pick, or None when every queue is done."""
+        while self._levels:
+            heads = []
+            for i, cursor in enumerate(self._levels[0]):
+                pick = cursor.peek()
+                if pick is not None:
+                    heads.append((pick.job.submit_time, pick.job.order, i))
+            if heads:
+                cursor = self._levels[0][min(heads)[2]]
+                pick = cursor.pop()
+                assert pick is not None
+                self._owner[pick.job.id] = cursor
+                return pick
+            self._levels.pop(0)
+        return None
+
+    def needs_feedback(self, pick: Pick) -> bool:
+        return self._owner[pick.job.id].needs_feedback
+
+    def feedback(self, pick: Pick, decision: Decision) -> None:
+        self._owner.pop(pick.job.id).feedback(pick, decision)
 
 
 def _no_reasons() -> Mapping[str, int]:
@@ -63,6 +129,7 @@ class SessionStats:
     host_tries: int = 0
     iterators: int = 0
     elapsed_s: float = 0.0
+    threads: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +147,7 @@ class SessionResult:
 
 
 class Session:
-    """One scheduling pass over a state's pending jobs (FCFS order)."""
+    """Scheduling sessions over one state: pickers order the jobs, the allocator decides."""
 
     def __init__(
         self,
@@ -89,10 +156,21 @@ class Session:
         registry: AllocatorRegistry | None = None,
         options: AllocOptions | None = None,
         token: CancelToken | None = None,
+        pickers: PickerRegistry | None = None,
+        picker: str | None = None,
     ) -> None:
         self.state = state
         self.allocator = Allocator(state, registry, options, token)
+        self.pickers = pickers if pickers is not None else default_pickers()
+        self.default_picker = picker or state.default_picker or "fcfs"
         self._requests: dict[int, tuple[PendingJob, JobRequest]] = {}
+        self.picker_for(Queue("normal"))  # an unknown default picker is bad input, now
+        for q in state.queues.values():
+            self.picker_for(q)
+
+    def picker_for(self, q: Queue) -> JobPicker:
+        """The queue's own picker, else the session's default."""
+        return self.pickers.get(q.picker or self.default_picker)
 
     def _request(self, job: PendingJob) -> JobRequest:
         """The job's allocator request, kept across sessions while the job object lives."""
@@ -101,15 +179,50 @@ class Session:
             entry = self._requests[id(job)] = (job, job_request(job, self.state.catalog))
         return entry[1]
 
-    def run(self, jobs: Iterable[PendingJob] | None = None) -> SessionResult:
-        """Begin a session and decide every job (all pending jobs of the state by default)."""
+    def _decide(self, pick: Pick) -> Decision:
+        if pick.blocked_by is not None:
+            self.allocator.token.checkpoint()
+            message = f"waiting behind job {pick.blocked_by}, the head of queue {pick.job.queue}"
+            return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
+        return self.allocator.decide(self._request(pick.job))
+
+    def run(
+        self,
+        jobs: Iterable[PendingJob] | None = None,
+        *,
+        threads: bool = False,
+        token: CancelToken | None = None,
+    ) -> SessionResult:
+        """Begin a session and decide every job (all pending jobs of the state by default).
+
+        ``token`` replaces the cancel token for this and later sessions. Raises
+        :class:`~xce.errors.Cancelled` if cancelled; the state is never changed.
+        """
         start = time.perf_counter()
         alloc = self.allocator
-        alloc.begin_session()
-        decisions = tuple(alloc.decide(self._request(j)) for j in fcfs_order(self.state, jobs))
-        s = alloc.stats
+        if token is not None:
+            alloc.token = token
+        alloc.begin_session()  # all resets happen before the first job is picked
+        picks = PickSequence(self.state, self.state.jobs if jobs is None else jobs, self.picker_for)
+        decisions = self._threaded(picks) if threads else self._synchronous(picks)
+        return SessionResult(decisions, self._stats(decisions, start, 2 if threads else 1))
+
+    def _synchronous(self, picks: PickSequence) -> tuple[Decision, ...]:
+        out: list[Decision] = []
+        while (pick := picks.next()) is not None:
+            decision = self._decide(pick)
+            picks.feedback(pick, decision)
+            out.append(decision)
+        return tuple(out)
+
+    def _threaded(self, picks: PickSequence) -> tuple[Decision, ...]:
+        pipe = _Pipeline(self, picks)
+        return pipe.run()
+
+    def _stats(self, decisions: tuple[Decision, ...], start: float, threads: int) -> SessionStats:
+        s = self.allocator.stats
         reasons = Counter(d.info.reason.value for d in decisions if isinstance(d, Pending))
-        stats = SessionStats(
+        return SessionStats(
             jobs=len(decisions),
             dispatched=len(decisions) - sum(reasons.values()),
             pending=sum(reasons.values()),
@@ -121,5 +234,100 @@ class Session:
             host_tries=s.host_tries,
             iterators=s.iterators,
             elapsed_s=time.perf_counter() - start,
+            threads=threads,
         )
-        return SessionResult(decisions, stats)
+
+
+_END = object()
+
+
+class _Pipeline:
+    """A picker thread and an allocator thread joined by a bounded queue."""
+
+    def __init__(self, session: Session, picks: PickSequence) -> None:
+        self.session = session
+        self.picks = picks
+        self.token = session.allocator.token
+        self.work: queue.Queue[object] = queue.Queue(maxsize=_QUEUE_DEPTH)
+        self.replies: queue.Queue[Decision] = queue.Queue()
+        self.decisions: list[Decision] = []
+        self.failure: BaseException | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> tuple[Decision, ...]:
+        picker = threading.Thread(target=self._guard, args=(self._pick,), name="xce-picker")
+        allocator = threading.Thread(
+            target=self._guard, args=(self._allocate,), name="xce-allocator"
+        )
+        picker.start()
+        allocator.start()
+        picker.join()
+        allocator.join()
+        if self.failure is not None:
+            raise self.failure
+        return tuple(self.decisions)
+
+    def _guard(self, body: Callable[[], None]) -> None:
+        try:
+            body()
+        except BaseException as err:
+            if self.failure is None or isinstance(self.failure, Cancelled):
+                self.failure = err
+            self.stop.set()
+
+    def _put(self, item: object) -> None:
+        while True:
+            self.token.checkpoint()
+            if self.stop.is_set():
+                raise Cancelled()
+            try:
+                self.work.put(item, timeout=_POLL_S)
+                return
+            except queue.Full:
+                continue
+
+    def _reply(self) -> Decision:
+        while True:
+            self.token.checkpoint()
+            if self.stop.is_set():
+                raise Cancelled()
+            try:
+                return self.replies.get(timeout=_POLL_S)
+            except queue.Empty:
+                continue
+
+    def _pick(self) -> None:
+        """Picks go over in batches (a queue hand-off costs more than a pick); a pick
+        whose queue needs the decision ends its batch, and the picker waits for it."""
+        picks = self.picks
+        batch: list[tuple[Pick, bool]] = []
+        while (pick := picks.next()) is not None:
+            self.token.checkpoint()
+            wait = picks.needs_feedback(pick)
+            batch.append((pick, wait))
+            if wait or len(batch) >= _BATCH:
+                self._put(batch)
+                batch = []
+            if wait:
+                picks.feedback(pick, self._reply())
+        if batch:
+            self._put(batch)
+        self._put(_END)
+
+    def _allocate(self) -> None:
+        while True:
+            if self.stop.is_set():
+                raise Cancelled()
+            try:
+                item = self.work.get(timeout=_POLL_S)
+            except queue.Empty:
+                self.token.checkpoint()
+                continue
+            if item is _END:
+                return
+            assert isinstance(item, list)
+            for pick, wait in item:
+                decision = self.session._decide(pick)
+                self.decisions.append(decision)
+                if wait:
+                    self.replies.put(decision)

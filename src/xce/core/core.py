@@ -1,0 +1,277 @@
+"""The scheduling core: owns the cluster state, changes it only through events, runs
+sessions that return decisions. It does no I/O; drivers feed it events and apply the
+decisions they choose to (as ``JobStarted`` events)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from xce.alloc import AllocatorRegistry, AllocOptions, CancelToken, JobAllocation
+from xce.cluster import SLOTS, ClusterState, HostAlloc, PendingJob, ResourceKind, RunningJob
+from xce.core.events import (
+    Event,
+    HostAdded,
+    HostChanged,
+    JobFinished,
+    JobKilled,
+    JobStarted,
+    JobSubmitted,
+    LimitsChanged,
+    QueuesChanged,
+    SharedChanged,
+)
+from xce.core.pickers import PickerRegistry, default_pickers
+from xce.core.session import Session, SessionResult, job_request
+from xce.errors import EventError, InputError
+
+__all__ = ["SchedulerCore"]
+
+_EPS = 1e-9
+
+
+class SchedulerCore:
+    """The cluster state of a scheduler and the one place it changes."""
+
+    def __init__(
+        self,
+        state: ClusterState,
+        *,
+        registry: AllocatorRegistry | None = None,
+        options: AllocOptions | None = None,
+        pickers: PickerRegistry | None = None,
+        picker: str | None = None,
+    ) -> None:
+        self._catalog = state.catalog
+        self._hosts = state.hosts
+        self._used = {k: v.copy() for k, v in state.used.items()}
+        self._shared_total = dict(state.shared_total)
+        self._shared_used = dict(state.shared_used)
+        self._queues = dict(state.queues)
+        self._limits = state.limits
+        self._running = {r.id: r for r in state.running}
+        self._pending = {j.id: j for j in sorted(state.jobs, key=lambda j: j.order)}
+        self._next_order = 1 + max((j.order for j in state.jobs), default=-1)
+        self._source = state.source
+        self._default_picker = picker or state.default_picker
+        self._view: ClusterState | None = None
+        self._session = Session(
+            self.state,
+            registry=registry,
+            options=options,
+            pickers=pickers or default_pickers(),
+            picker=self._default_picker,
+        )
+
+    # --- reading ---------------------------------------------------------------------
+    @property
+    def state(self) -> ClusterState:
+        """The current state (a view; rebuilt after events)."""
+        if self._view is None:
+            self._view = ClusterState(
+                catalog=self._catalog,
+                hosts=self._hosts,
+                used=self._used,
+                shared_total=self._shared_total,
+                shared_used=self._shared_used,
+                queues=self._queues,
+                limits=self._limits,
+                running=tuple(self._running.values()),
+                jobs=tuple(self._pending.values()),
+                source=self._source,
+                default_picker=self._default_picker,
+            )
+        return self._view
+
+    def pending(self, job_id: str) -> PendingJob | None:
+        return self._pending.get(job_id)
+
+    def running(self, job_id: str) -> RunningJob | None:
+        return self._running.get(job_id)
+
+    # --- sessions --------------------------------------------------------------------
+    def run_session(
+        self, *, threads: bool = False, token: CancelToken | None = None
+    ) -> SessionResult:
+        """One session over the pending jobs; the state is not changed (apply decisions
+        with ``JobStarted`` events). Raises :class:`~xce.errors.Cancelled` if cancelled."""
+        session = self._session
+        if session.state is not self.state:
+            session.state = self.state
+            session.allocator.rebind(self.state)
+        return session.run(threads=threads, token=token)
+
+    # --- events ----------------------------------------------------------------------
+    def apply(self, *events: Event) -> None:
+        """Apply events in order; each is checked before it changes anything."""
+        for event in events:
+            self._apply(event)
+            self._view = None
+
+    def _apply(self, event: Event) -> None:
+        match event:
+            case JobSubmitted(job):
+                self._submit(job)
+            case JobStarted(job_id, allocation, time):
+                self._start(job_id, allocation, time)
+            case JobFinished(job_id) | JobKilled(job_id) if job_id in self._running:
+                self._release(self._running.pop(job_id))
+            case JobKilled(job_id) if job_id in self._pending:
+                del self._pending[job_id]
+            case JobFinished(job_id) | JobKilled(job_id):
+                raise EventError(f"{type(event).__name__}: unknown job {job_id!r}")
+            case HostAdded():
+                self._add_host(event)
+            case HostChanged():
+                self._change_host(event)
+            case SharedChanged(name, total):
+                self._change_shared(name, total)
+            case LimitsChanged(limits):
+                for lim in limits:
+                    for key in lim.resources:
+                        kind = self._catalog.kind(key)
+                        if key == SLOTS or kind is None or not kind.consumable:
+                            raise EventError(
+                                f"limit {lim.name!r}: {key!r} is not a consumable resource"
+                            )
+                self._limits = tuple(limits)
+            case QueuesChanged(queues, default_picker):
+                for q in queues.values():
+                    self._session.pickers.get(q.picker or default_picker or "fcfs")
+                self._queues = dict(queues)
+                self._default_picker = default_picker
+                self._session.default_picker = default_picker or "fcfs"
+            case _:
+                raise EventError(f"not an event: {event!r}")
+
+    def _submit(self, job: PendingJob) -> None:
+        if job.id in self._pending or job.id in self._running:
+            raise EventError(f"JobSubmitted: job {job.id!r} already exists")
+        try:
+            job_request(job, self._catalog)
+        except InputError as err:
+            raise EventError(f"JobSubmitted: job {job.id!r}: {err}") from None
+        self._pending[job.id] = replace(job, order=self._next_order)
+        self._next_order += 1
+
+    def _start(self, job_id: str, allocation: JobAllocation, time: float) -> None:
+        job = self._pending.get(job_id)
+        if job is None:
+            raise EventError(f"JobStarted: {job_id!r} is not a pending job")
+        n = self._hosts.n
+        need: dict[tuple[int, str], float] = {}
+        for claim in allocation.claims:
+            if not 0 <= claim.host < n:
+                raise EventError(f"JobStarted: job {job_id!r}: no host #{claim.host}")
+            for name, amount in ((SLOTS, float(claim.slots)), *claim.amounts):
+                need[(claim.host, name)] = need.get((claim.host, name), 0.0) + amount
+        for (h, name), amount in need.items():
+            free = self._hosts.capacity[name][h] - self._used[name][h]
+            if not free >= amount - _EPS:
+                host = self._hosts.names[h]
+                raise EventError(
+                    f"JobStarted: job {job_id!r} wants {amount:g} {name} on {host}; {free:g} free"
+                )
+        shared: dict[str, float] = {}
+        for name, amount in allocation.shared:
+            shared[name] = shared.get(name, 0.0) + amount
+        for name, amount in shared.items():
+            if self._shared_total[name] - self._shared_used[name] < amount - _EPS:
+                raise EventError(f"JobStarted: job {job_id!r}: not enough shared {name}")
+        for (h, name), amount in need.items():
+            self._used[name][h] += amount
+        for name, amount in shared.items():
+            self._shared_used[name] += amount
+        del self._pending[job_id]
+        self._running[job_id] = _running_job(job, allocation, shared, self._hosts.names, time)
+
+    def _release(self, run: RunningJob) -> None:
+        index = self._hosts.index
+        for a in run.alloc:
+            h = index[a.host]
+            self._used[SLOTS][h] -= a.slots
+            for name, amount in a.resources.items():
+                self._used[name][h] -= amount
+        for name, amount in run.shared.items():
+            self._shared_used[name] -= amount
+
+    def _add_host(self, e: HostAdded) -> None:
+        if e.name in self._hosts.index:
+            raise EventError(f"HostAdded: host {e.name!r} already exists")
+        if e.slots < 0:
+            raise EventError(f"HostAdded: host {e.name!r}: slots must be >= 0")
+        for key, value in e.resources.items():
+            if self._catalog.kind(key) is not ResourceKind.CONSUMABLE or key == SLOTS or value < 0:
+                raise EventError(
+                    f"HostAdded: host {e.name!r}: {key!r} is not a consumable amount >= 0"
+                )
+        for key, attr in e.attributes.items():
+            if self._catalog.kind(key) is not _attribute_kind(attr) or key == "hname":
+                raise EventError(
+                    f"HostAdded: host {e.name!r}: attribute {key!r} does not fit the catalog"
+                )
+        self._hosts = self._hosts.appended(e.name, e.slots, e.resources, e.attributes, e.status)
+        self._used = {k: np.append(v, 0.0) for k, v in self._used.items()}
+
+    def _change_host(self, e: HostChanged) -> None:
+        h = self._hosts.index.get(e.name)
+        if h is None:
+            raise EventError(f"HostChanged: unknown host {e.name!r}")
+        capacity = dict(e.capacity or {})
+        for key, value in capacity.items():
+            if key not in self._hosts.capacity:
+                raise EventError(f"HostChanged: {key!r} is not a consumable host resource")
+            if not value >= 0 or (
+                not math.isnan(self._used[key][h]) and value < self._used[key][h] - _EPS
+            ):
+                held = self._used[key][h]
+                raise EventError(
+                    f"HostChanged: host {e.name!r}: {key}={value:g} is below "
+                    f"the {held:g} running work holds"
+                )
+        for key, value in capacity.items():
+            self._hosts.set_capacity(h, key, value)
+        if e.status is not None:
+            self._hosts.set_status(h, e.status)
+
+    def _change_shared(self, name: str, total: float) -> None:
+        if name not in self._shared_total:
+            raise EventError(f"SharedChanged: unknown shared resource {name!r}")
+        if total < self._shared_used[name] - _EPS:
+            raise EventError(
+                f"SharedChanged: {name} total {total:g} is below "
+                f"the {self._shared_used[name]:g} held"
+            )
+        self._shared_total[name] = total
+
+
+def _attribute_kind(value: object) -> ResourceKind:
+    if isinstance(value, bool):
+        return ResourceKind.BOOLEAN
+    if isinstance(value, str):
+        return ResourceKind.STRING
+    return ResourceKind.NUMERIC
+
+
+def _running_job(
+    job: PendingJob,
+    allocation: JobAllocation,
+    shared: Mapping[str, float],
+    names: list[str],
+    time: float,
+) -> RunningJob:
+    allocs = tuple(HostAlloc(names[c.host], c.slots, dict(c.amounts)) for c in allocation.claims)
+    return RunningJob(
+        id=job.id,
+        user=job.user,
+        queue=job.queue,
+        project=job.project,
+        start_time=time,
+        alloc=allocs,
+        shared=dict(shared),
+        resreq=job.resreq,
+        runtime=job.runtime,
+    )

@@ -1,0 +1,113 @@
+"""Events: the only way the scheduling core's state changes (sans-I/O).
+
+A driver (``xce schedule``, the simulator, a daemon) feeds events to
+:meth:`xce.core.SchedulerCore.apply` and applies the decisions sessions return as
+``JobStarted`` events. An event naming an unknown job or host, or one that would leave
+the state inconsistent (a host shrunk below what runs on it), is refused with an
+:class:`~xce.errors.EventError` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from xce.alloc import JobAllocation
+from xce.cluster import HostStatus, Limit, PendingJob, Queue
+
+__all__ = [
+    "Event",
+    "HostAdded",
+    "HostChanged",
+    "JobFinished",
+    "JobKilled",
+    "JobStarted",
+    "JobSubmitted",
+    "LimitsChanged",
+    "QueuesChanged",
+    "SharedChanged",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class JobSubmitted:
+    """A job joins the pending jobs (its ``order`` is assigned by the core)."""
+
+    job: PendingJob
+
+
+@dataclass(frozen=True, slots=True)
+class JobStarted:
+    """A pending job starts with an allocation (usually a session's decision)."""
+
+    job_id: str
+    allocation: JobAllocation
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobFinished:
+    """A running job ended: what it held is free again."""
+
+    job_id: str
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobKilled:
+    """A pending or running job is removed (a running one frees what it held)."""
+
+    job_id: str
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HostAdded:
+    """A new host, at the end of host order."""
+
+    name: str
+    slots: int
+    resources: Mapping[str, float]
+    attributes: Mapping[str, str | bool | float]
+    status: HostStatus = HostStatus.OK
+
+
+@dataclass(frozen=True, slots=True)
+class HostChanged:
+    """A host's status and/or consumable capacities change (None: unchanged)."""
+
+    name: str
+    status: HostStatus | None = None
+    capacity: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SharedChanged:
+    """A shared resource's total changes (it may not fall below what is held)."""
+
+    name: str
+    total: float
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsChanged:
+    limits: tuple[Limit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueuesChanged:
+    queues: Mapping[str, Queue]
+    default_picker: str | None = None
+
+
+Event = (
+    JobSubmitted
+    | JobStarted
+    | JobFinished
+    | JobKilled
+    | HostAdded
+    | HostChanged
+    | SharedChanged
+    | LimitsChanged
+    | QueuesChanged
+)

@@ -1,0 +1,178 @@
+"""Snapshots: a whole cluster state written as a state file (design §4).
+
+``state_from_dict(state_to_dict(s))`` is the same state, so ``xce schedule`` replays a
+snapshot to identical decisions. The unsatisfiable cache is session state and is never
+written (spec Req 7 AC 2).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import msgspec
+import numpy as np
+import yaml
+
+from xce.cluster import SLOTS, ClusterState, HostStatus, ResourceKind
+from xce.errors import StateError
+
+__all__ = ["state_to_dict", "write_state"]
+
+try:
+    from yaml import CSafeDumper as _Dumper
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+
+_BUILTIN = (SLOTS, "hname")
+_STATUS = {HostStatus.OK: "ok", HostStatus.CLOSED: "closed", HostStatus.UNAVAIL: "unavail"}
+
+
+def _number(x: float) -> int | float:
+    """Whole numbers as ints, so the file reads as it would be written by hand."""
+    value = float(x)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _hosts(state: ClusterState) -> list[dict[str, Any]]:
+    t = state.hosts
+    status = np.asarray(t.status)
+    out = []
+    for i, name in enumerate(t.names):
+        host: dict[str, Any] = {"name": name, "slots": int(t.capacity[SLOTS][i])}
+        resources = {
+            k: _number(v[i]) for k, v in t.capacity.items() if k != SLOTS and not math.isnan(v[i])
+        }
+        attributes: dict[str, Any] = {
+            k: v[i] for k, v in t.strings.items() if k != "hname" and v[i] is not None
+        }
+        attributes.update({k: _number(v[i]) for k, v in t.numeric.items() if not math.isnan(v[i])})
+        attributes.update({k: True for k, v in t.tags.items() if v[i]})
+        if resources:
+            host["resources"] = resources
+        if attributes:
+            host["attributes"] = attributes
+        if status[i] != HostStatus.OK:
+            host["status"] = _STATUS[HostStatus(int(status[i]))]
+        out.append(host)
+    return out
+
+
+def _resources(state: ClusterState) -> dict[str, Any]:
+    """Every resource declared, so that kinds and reservations survive the round trip."""
+    out: dict[str, Any] = {}
+    for name, d in state.catalog.items():
+        if name in _BUILTIN:
+            continue
+        decl: dict[str, Any] = {"kind": d.kind.value}
+        if d.kind is ResourceKind.CONSUMABLE:
+            decl["reservation"] = d.reservation.value
+        out[name] = decl
+    return out
+
+
+def _limits(state: ClusterState) -> list[dict[str, Any]]:
+    out = []
+    for lim in state.limits:
+        item: dict[str, Any] = {"name": lim.name}
+        for key in ("users", "queues", "projects"):
+            value = getattr(lim, key)
+            if value is not None:
+                item[key] = list(value)
+        if lim.per_host:
+            item["per_host"] = True
+        if lim.slots is not None:
+            item["slots"] = lim.slots
+        if lim.jobs is not None:
+            item["jobs"] = lim.jobs
+        if lim.resources:
+            item["resources"] = {k: _number(v) for k, v in lim.resources.items()}
+        out.append(item)
+    return out
+
+
+def _running(state: ClusterState) -> list[dict[str, Any]]:
+    out = []
+    for r in state.running:
+        item: dict[str, Any] = {
+            "id": r.id,
+            "user": r.user,
+            "queue": r.queue,
+            "project": r.project,
+            "start_time": _number(r.start_time),
+            "alloc": [
+                {
+                    "host": a.host,
+                    "slots": a.slots,
+                    "resources": {k: _number(v) for k, v in a.resources.items()},
+                }
+                for a in r.alloc
+            ],
+        }
+        if r.shared:
+            item["shared"] = {k: _number(v) for k, v in r.shared.items()}
+        if r.resreq:
+            item["resreq"] = r.resreq
+        if r.runtime is not None:
+            item["runtime"] = _number(r.runtime)
+        out.append(item)
+    return out
+
+
+def _jobs(state: ClusterState) -> list[dict[str, Any]]:
+    out = []
+    for j in sorted(state.jobs, key=lambda j: j.order):
+        item: dict[str, Any] = {"id": j.id, "user": j.user, "queue": j.queue, "project": j.project}
+        if j.tasks_given:
+            if j.min_tasks == j.max_tasks:
+                item["tasks"] = j.min_tasks
+            else:
+                item["min_tasks"], item["max_tasks"] = j.min_tasks, j.max_tasks
+        if j.resreq:
+            item["resreq"] = j.resreq
+        item["submit_time"] = _number(j.submit_time)
+        if j.runtime is not None:
+            item["runtime"] = _number(j.runtime)
+        out.append(item)
+    return out
+
+
+def state_to_dict(state: ClusterState) -> dict[str, Any]:
+    """The state file describing ``state`` (pending jobs in arrival order)."""
+    data: dict[str, Any] = {
+        "resources": _resources(state),
+        "hosts": _hosts(state),
+        "shared": {k: {"total": _number(v)} for k, v in state.shared_total.items()},
+        "queues": {
+            name: {
+                "priority": q.priority,
+                "preempts": list(q.preempts),
+                **({"picker": q.picker} if q.picker else {}),
+                **({"shares": {u: _number(s) for u, s in q.shares.items()}} if q.shares else {}),
+            }
+            for name, q in state.queues.items()
+        },
+        "limits": _limits(state),
+        "running": _running(state),
+        "jobs": _jobs(state),
+    }
+    if state.default_picker:
+        data["picker"] = state.default_picker
+    return data
+
+
+def write_state(state: ClusterState, path: str | os.PathLike[str]) -> None:
+    """Write ``state`` as a state file: JSON for ``.json``, YAML for ``.yaml``/``.yml``."""
+    target = os.fspath(path)
+    data = state_to_dict(state)
+    suffix = os.path.splitext(target)[1].lower()
+    if suffix == ".json":
+        payload = msgspec.json.format(msgspec.json.encode(data), indent=1)
+        with open(target, "wb") as f:
+            f.write(payload)
+    elif suffix in (".yaml", ".yml"):
+        with open(target, "w", encoding="utf-8") as f:
+            yaml.dump(data, f, Dumper=_Dumper, sort_keys=False, width=100)
+    else:
+        raise StateError("unknown file type: expected .yaml, .yml or .json", source=target)
