@@ -10,6 +10,7 @@ spec's prepare-allocation fan-out — so each hook must guard on the primaries i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from xce.alloc.context import AllocContext
@@ -125,6 +126,19 @@ class AllocatorRegistry:
         return tuple(p.prepare for p in self._plugins.values())
 
 
-def default_registry() -> AllocatorRegistry:
-    """A fresh registry with the two builtin allocators."""
-    return AllocatorRegistry((SeqJobAllocator(), ParJobAllocator()))
+ALLOCATOR_GROUP = "xce.allocators"
+
+
+def default_registry(*, plugins: bool = True) -> AllocatorRegistry:
+    """A fresh registry: allocators advertised through the entry-point group
+    ``xce.allocators`` first (an entry point loads a class or factory called with no
+    arguments), so they can elect the primaries they target, then the two builtins,
+    which together elect every primary."""
+    registry = AllocatorRegistry()
+    if plugins:
+        for ep in entry_points(group=ALLOCATOR_GROUP):
+            factory: Callable[[], AllocatorPlugin] = ep.load()
+            registry.register(factory())
+    registry.register(SeqJobAllocator())
+    registry.register(ParJobAllocator())
+    return registry
