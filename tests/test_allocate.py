@@ -101,8 +101,15 @@ class RecordingHostIterator(HostIterator):
 
     log: ClassVar[list[tuple[int, list[int]]]] = []
 
-    def __init__(self, finder: HostFinder, nslots: int, want: Amounts, token: CancelToken) -> None:
-        super().__init__(finder, nslots, want, token)
+    def __init__(
+        self,
+        finder: HostFinder,
+        nslots: int,
+        want: Amounts,
+        token: CancelToken,
+        after: int | None = None,
+    ) -> None:
+        super().__init__(finder, nslots, want, token, after=after)
         self.yielded: list[int] = []
         RecordingHostIterator.log.append((nslots, self.yielded))
 

@@ -51,10 +51,15 @@ def constructed(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
     class CountingHostIterator(HostIterator):
         def __init__(
-            self, finder: HostFinder, nslots: int, want: Amounts, token: CancelToken
+            self,
+            finder: HostFinder,
+            nslots: int,
+            want: Amounts,
+            token: CancelToken,
+            after: int | None = None,
         ) -> None:
             counts["hosts"] += 1
-            super().__init__(finder, nslots, want, token)
+            super().__init__(finder, nslots, want, token, after=after)
 
     monkeypatch.setattr(engine_mod, "HostIterator", CountingHostIterator)
     return counts

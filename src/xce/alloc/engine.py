@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xce.alloc.books import SessionBooks
+from xce.alloc.bulk import claim_run
 from xce.alloc.cache import CacheKey, UnsatCache
 from xce.alloc.cancel import CancelToken
 from xce.alloc.context import AllocContext, AllocStats
@@ -313,9 +314,30 @@ class Allocator:
         assert ctx.primary is not None
         claimed: list[Claim] = []
         taken: set[int] = set()
-        for need in plan.buckets:
+        buckets = plan.buckets
+        b = 0
+        while b < len(buckets):
+            need = buckets[b]
             ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
-            claim = self._claim_one(ctx, finder, need, taken)
+            run = _run_length(buckets, b)
+            if self.options.shortcuts and run > 1 and claimed:
+                claims = claim_run(ctx, finder, self._hooks, need, run, taken)
+                if claims is not None:
+                    if len(claims) < run:
+                        ctx.credit([*claimed, *claims])
+                        return None
+                    claimed.extend(claims)
+                    taken.update(c.host for c in claims)
+                    b += run
+                    continue
+            b += 1
+            # Exact shortcut: a bucket wanting what the previous (non-first) bucket wanted
+            # would be offered, and refuse, every host up to that bucket's claim again:
+            # those hosts were claimed or refused, and this plan's debits only grow.
+            after = None
+            if self.options.shortcuts and len(claimed) > 1 and claimed[-1].slots == need:
+                after = claimed[-1].host
+            claim = self._claim_one(ctx, finder, need, taken, after)
             if claim is None:
                 ctx.credit(claimed)  # rollback: no phantom debit reaches the next plan
                 return None
@@ -324,12 +346,11 @@ class Allocator:
         return claimed
 
     def _claim_one(
-        self, ctx: AllocContext, finder: HostFinder, need: int, taken: set[int]
+        self, ctx: AllocContext, finder: HostFinder, need: int, taken: set[int], after: int | None
     ) -> Claim | None:
         assert ctx.primary is not None
-        hosts = HostIterator(
-            finder, need, ctx.primary.wants.for_bucket(need, ctx.first), self.token
-        )
+        want = ctx.primary.wants.for_bucket(need, ctx.first)
+        hosts = HostIterator(finder, need, want, self.token, after=after)
         self.stats.iterators += 1
         try:
             for h in hosts:
@@ -421,6 +442,14 @@ class Allocator:
             if per_task.get(name, 0.0) > 0:
                 room = min(room, _floor(free / per_task[name]))
         return max(room, 0)
+
+
+def _run_length(buckets: tuple[int, ...], b: int) -> int:
+    """How many buckets from ``b`` on have the same size."""
+    n = 1
+    while b + n < len(buckets) and buckets[b + n] == buckets[b]:
+        n += 1
+    return n
 
 
 def _floor(x: float) -> int:

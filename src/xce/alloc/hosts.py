@@ -128,7 +128,16 @@ class HostIterator:
         "_want",
     )
 
-    def __init__(self, finder: HostFinder, nslots: int, want: Amounts, token: CancelToken) -> None:
+    def __init__(
+        self,
+        finder: HostFinder,
+        nslots: int,
+        want: Amounts,
+        token: CancelToken,
+        after: int | None = None,
+    ) -> None:
+        """``after``: start past this host (exact only when the caller knows every host
+        up to it was claimed or rejected for this same want, and still would be)."""
         self._finder = finder
         self._nslots = nslots
         self._want = want
@@ -139,12 +148,16 @@ class HostIterator:
         if finder.primary.primary.order:
             self._chunk: IndexArray | list[int] = finder.ordered(want, nslots)
             self._next_lo = finder.books.hosts.n
+            if after is not None:
+                self._pos = int(np.flatnonzero(np.asarray(self._chunk) == after)[0]) + 1
         else:
             self._chunk = np.empty(0, dtype=np.intp)
             self._next_lo = 0
             if finder.cursor_ok:
                 self._cursor_key = (finder.select_id, nslots, want)
                 self._next_lo = finder.books.cursors.get(self._cursor_key, 0)
+            if after is not None:
+                self._next_lo = max(self._next_lo, after + 1)
 
     def __iter__(self) -> HostIterator:
         return self

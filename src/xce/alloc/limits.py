@@ -51,6 +51,8 @@ class LimitBooks:
         self._per_host = [
             {k: np.zeros(n) for k in self._keys(lim)} if lim.per_host else {} for lim in self.limits
         ]
+        if not self.limits:
+            return
         index = self.state.hosts.index
         for job in self.state.running:
             claims = [

@@ -5,7 +5,7 @@ decisions they choose to (as ``JobStarted`` events)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -94,15 +94,27 @@ class SchedulerCore:
 
     # --- sessions --------------------------------------------------------------------
     def run_session(
-        self, *, threads: bool = False, token: CancelToken | None = None
+        self,
+        *,
+        threads: bool = False,
+        token: CancelToken | None = None,
+        jobs: Iterable[PendingJob] | None = None,
+        skip_blocked: bool = False,
     ) -> SessionResult:
-        """One session over the pending jobs; the state is not changed (apply decisions
-        with ``JobStarted`` events). Raises :class:`~xce.errors.Cancelled` if cancelled."""
+        """One session over the pending jobs (or ``jobs``, a subset of them); the state is
+        not changed (apply decisions with ``JobStarted`` events). Raises
+        :class:`~xce.errors.Cancelled` if cancelled. See :meth:`Session.run`."""
         session = self._session
         if session.state is not self.state:
             session.state = self.state
             session.allocator.rebind(self.state)
-        return session.run(threads=threads, token=token)
+        return session.run(jobs, threads=threads, token=token, skip_blocked=skip_blocked)
+
+    def picker_name(self, queue: str) -> str:
+        """The name of the picker ``queue`` uses."""
+        q = self._queues.get(queue)
+        own = q.picker if q is not None else None
+        return own or self._session.default_picker
 
     # --- events ----------------------------------------------------------------------
     def apply(self, *events: Event) -> None:
@@ -130,6 +142,9 @@ class SchedulerCore:
             case SharedChanged(name, total):
                 self._change_shared(name, total)
             case LimitsChanged(limits):
+                names = [lim.name for lim in limits]
+                if len(set(names)) != len(names):
+                    raise EventError("LimitsChanged: two limits have the same name")
                 for lim in limits:
                     for key in lim.resources:
                         kind = self._catalog.kind(key)
@@ -139,8 +154,12 @@ class SchedulerCore:
                             )
                 self._limits = tuple(limits)
             case QueuesChanged(queues, default_picker):
-                for q in queues.values():
-                    self._session.pickers.get(q.picker or default_picker or "fcfs")
+                for name in {
+                    default_picker or "fcfs",
+                    *(q.picker for q in queues.values() if q.picker),
+                }:
+                    if name not in self._session.pickers.names():
+                        raise EventError(f"QueuesChanged: unknown picker {name!r}")
                 self._queues = dict(queues)
                 self._default_picker = default_picker
                 self._session.default_picker = default_picker or "fcfs"
@@ -161,6 +180,8 @@ class SchedulerCore:
         job = self._pending.get(job_id)
         if job is None:
             raise EventError(f"JobStarted: {job_id!r} is not a pending job")
+        if not allocation.claims:
+            raise EventError(f"JobStarted: job {job_id!r}: an allocation needs at least one host")
         n = self._hosts.n
         need: dict[tuple[int, str], float] = {}
         for claim in allocation.claims:
@@ -240,6 +261,8 @@ class SchedulerCore:
     def _change_shared(self, name: str, total: float) -> None:
         if name not in self._shared_total:
             raise EventError(f"SharedChanged: unknown shared resource {name!r}")
+        if not math.isfinite(total):
+            raise EventError(f"SharedChanged: {name} total must be a number, got {total}")
         if total < self._shared_used[name] - _EPS:
             raise EventError(
                 f"SharedChanged: {name} total {total:g} is below "

@@ -61,6 +61,9 @@ class QueueCursor(Protocol):
     - ``peek()`` returns the job the queue would offer next without taking it (None
       when the queue has no job left); it must not change the cursor.
     - ``pop()`` takes that job (the same one ``peek`` returned).
+    - ``blocks_rest`` (optional attribute, default False): True if, once a pick is
+      blocked, every later pick of this cursor is blocked too — then a session that only
+      acts on dispatches (the simulator) may stop asking this cursor.
     - ``feedback(pick, decision)`` reports the decision on a popped pick. It is called
       for every pick, before the next ``peek``/``pop`` of this cursor, when
       ``needs_feedback`` is True; otherwise it may be called later or not at all, and the
@@ -125,6 +128,7 @@ class FcfsPicker:
 
 class _StrictCursor(_ListCursor):
     needs_feedback = True
+    blocks_rest = True
 
     def __init__(self, jobs: Sequence[PendingJob]) -> None:
         super().__init__(jobs)

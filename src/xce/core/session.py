@@ -36,7 +36,7 @@ from xce.alloc import (
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
 from xce.core.pickers import JobPicker, Pick, PickerRegistry, QueueCursor, default_pickers
-from xce.errors import Cancelled
+from xce.errors import Cancelled, InputError
 
 __all__ = [
     "PickSequence",
@@ -74,7 +74,10 @@ class PickSequence:
         state: ClusterState,
         jobs: Iterable[PendingJob],
         picker_for: Callable[[Queue], JobPicker],
+        *,
+        skip_blocked: bool = False,
     ) -> None:
+        self._skip_blocked = skip_blocked
         by_queue: dict[str, list[PendingJob]] = {}
         for job in jobs:
             by_queue.setdefault(job.queue, []).append(job)
@@ -90,7 +93,10 @@ class PickSequence:
         """The next pick, or None when every queue is done."""
         while self._levels:
             heads = []
-            for i, cursor in enumerate(self._levels[0]):
+            level = self._levels[0]
+            if self._skip_blocked:  # a cursor whose picks are all blocked from now on
+                level[:] = [c for c in level if not _blocked_for_good(c)]
+            for i, cursor in enumerate(level):
                 pick = cursor.peek()
                 if pick is not None:
                     heads.append((pick.job.submit_time, pick.job.order, i))
@@ -108,6 +114,13 @@ class PickSequence:
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
         self._owner.pop(pick.job.id).feedback(pick, decision)
+
+
+def _blocked_for_good(cursor: QueueCursor) -> bool:
+    if not getattr(cursor, "blocks_rest", False):
+        return False
+    pick = cursor.peek()
+    return pick is not None and pick.blocked_by is not None
 
 
 def _no_reasons() -> Mapping[str, int]:
@@ -164,9 +177,18 @@ class Session:
         self.pickers = pickers if pickers is not None else default_pickers()
         self.default_picker = picker or state.default_picker or "fcfs"
         self._requests: dict[int, tuple[PendingJob, JobRequest]] = {}
-        self.picker_for(Queue("normal"))  # an unknown default picker is bad input, now
-        for q in state.queues.values():
-            self.picker_for(q)
+        self._check_pickers()
+
+    def _check_pickers(self) -> None:
+        """An unknown picker is bad input, said now and where it was named."""
+        state = self.state
+        named = [(self.default_picker, "picker" if state.default_picker else None)]
+        named += [(q.picker, f"queues.{q.name}.picker") for q in state.queues.values() if q.picker]
+        for name, path in named:
+            try:
+                self.pickers.get(name)
+            except InputError as err:
+                raise err.located(source=state.source if path else None, path=path) from None
 
     def picker_for(self, q: Queue) -> JobPicker:
         """The queue's own picker, else the session's default."""
@@ -192,18 +214,22 @@ class Session:
         *,
         threads: bool = False,
         token: CancelToken | None = None,
+        skip_blocked: bool = False,
     ) -> SessionResult:
         """Begin a session and decide every job (all pending jobs of the state by default).
 
-        ``token`` replaces the cancel token for this and later sessions. Raises
-        :class:`~xce.errors.Cancelled` if cancelled; the state is never changed.
+        ``token`` replaces the cancel token for this and later sessions. ``skip_blocked``
+        leaves out the jobs of a queue whose picker blocks the rest of it (strict), which
+        would all pend ``QUEUE_BLOCKED``. Raises :class:`~xce.errors.Cancelled` if
+        cancelled; the state is never changed.
         """
         start = time.perf_counter()
         alloc = self.allocator
         if token is not None:
             alloc.token = token
         alloc.begin_session()  # all resets happen before the first job is picked
-        picks = PickSequence(self.state, self.state.jobs if jobs is None else jobs, self.picker_for)
+        pending = self.state.jobs if jobs is None else jobs
+        picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
         decisions = self._threaded(picks) if threads else self._synchronous(picks)
         return SessionResult(decisions, self._stats(decisions, start, 2 if threads else 1))
 

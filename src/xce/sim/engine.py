@@ -1,0 +1,361 @@
+"""The simulation engine: a deterministic discrete-event loop around the real core.
+
+Events are kept in a heap of ``(time, priority, sequence, ...)``: at one time, finishes
+come first (what they free is available), then submissions, then the session. Sessions
+run at every event time, or every ``interval`` seconds. Dispatched jobs start at the
+session's time and finish after their runtime (or their requested time, with
+``enforce_walltime``). The same inputs give the same schedule, always.
+
+**Exact session shortcuts** (``incremental``, on by default; used only when every queue
+uses the builtin ``fcfs`` or ``strict`` picker): availability only falls between two
+sessions with no finish in between, so a job that pended in the last session pends
+again. Such a session tries only the jobs submitted since (under ``strict``, only those
+of queues with no job waiting), plus pending jobs whose select could turn true as
+resources fall. Under ``strict``, a session stops trying a queue at its first job that
+cannot start. Tests check the schedule is identical with ``incremental=False``.
+
+**Never silently wrong**: a job that cannot run even on the empty cluster is reported as
+unrunnable, not looped over; :func:`verify` checks at the end that every job ended
+exactly once or was reported, and that no host's slots were ever over-allocated; a
+violation is an :class:`~xce.errors.InternalError`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from xce.alloc import Allocator, Dispatched, Pending
+from xce.cluster import SLOTS, ClusterState, PendingJob
+from xce.core import (
+    JobFinished,
+    JobStarted,
+    JobSubmitted,
+    SchedulerCore,
+    SessionStats,
+    job_request,
+)
+from xce.errors import EventError, InputError, InternalError
+from xce.sim.model import JobRecord, SimJob, Timeline
+
+__all__ = ["SimOptions", "SimResult", "SimStats", "Simulation", "verify"]
+
+_FINISH, _SUBMIT, _SESSION = 0, 1, 2
+_SHORTCUT_PICKERS = frozenset({"fcfs", "strict"})
+
+
+@dataclass(frozen=True, slots=True)
+class SimOptions:
+    picker: str | None = None  # default picker of queues that name none
+    single_queue: bool = False  # every job in one queue ("normal")
+    interval: float | None = None  # seconds between sessions; None: at every event time
+    enforce_walltime: bool = False  # end jobs at their requested time
+    incremental: bool = True  # exact session shortcuts (module docstring)
+
+
+@dataclass(slots=True)
+class SimStats:
+    sessions: int = 0
+    decisions: int = 0
+    dispatched: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    alloc_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    events: int = 0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        looked = self.cache_hits + self.cache_misses
+        return self.cache_hits / looked if looked else 0.0
+
+
+@dataclass(slots=True)
+class SimResult:
+    records: list[JobRecord]  # in workload order
+    timeline: Timeline
+    stats: SimStats
+    total_slots: int
+    host_capacity: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unrunnable(self) -> list[JobRecord]:
+        return [r for r in self.records if r.unrunnable is not None]
+
+
+Progress = Callable[[int, float], None]
+"""Called now and then with (jobs ended or reported so far, simulated time)."""
+
+
+class Simulation:
+    """One simulation of ``jobs`` on ``cluster`` (its pending jobs are ignored)."""
+
+    def __init__(
+        self,
+        cluster: ClusterState,
+        jobs: Sequence[SimJob],
+        options: SimOptions | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.options = options or SimOptions()
+        self.jobs = (
+            [replace(j, queue="normal") for j in jobs] if self.options.single_queue else list(jobs)
+        )
+        self._check_ids()
+        empty = replace(cluster, jobs=())
+        self.core = SchedulerCore(empty, picker=self.options.picker)
+        idle = replace(
+            empty,
+            running=(),
+            used={k: np.zeros_like(v) for k, v in cluster.used.items()},
+            shared_used=dict.fromkeys(cluster.shared_used, 0.0),
+        )
+        self._probe = Allocator(idle)  # answers "could this job ever run here?"
+        self._never: dict[tuple[object, ...], str | None] = {}
+        self.progress = progress
+        self._heap: list[tuple[float, int, int, str]] = []
+        self._seq = 0
+        self._records: dict[str, JobRecord] = {}
+        self._jobs = {j.id: j for j in self.jobs}
+        self._new: list[PendingJob] = []
+        self._freed = True
+        self._blocked: set[str] = set()
+        self._volatile: set[str] = set()
+        self._session_queued = False
+        self._ended = 0
+        self.stats = SimStats()
+
+    def _check_ids(self) -> None:
+        seen: set[str] = set()
+        for job in self.jobs:
+            if job.id in seen:
+                raise InputError(f"workload: job id {job.id!r} appears twice")
+            seen.add(job.id)
+
+    # --- the loop --------------------------------------------------------------------
+    def run(self) -> SimResult:
+        start = time.perf_counter()
+        for job in self.jobs:
+            self._push(job.submit, _SUBMIT, job.id)
+        for run in self.core.state.running:
+            if run.runtime is not None:
+                self._push(run.start_time + run.runtime, _FINISH, run.id)
+        state = self.core.state
+        total = int(np.nansum(state.hosts.capacity[SLOTS]))
+        timeline = Timeline(total, [], [], [])
+        steps = 0
+        while self._heap:
+            now = self._heap[0][0]
+            session_due = self._take_events(now) or self.options.interval is None
+            if session_due and self.core.state.jobs:
+                self._session(now)
+            self._queue_session(now)
+            busy = int(np.nansum(self.core.state.used[SLOTS]))
+            timeline.add(now, busy, len(self.core.state.jobs))
+            steps += 1
+            if self.progress is not None and steps % 2048 == 0:
+                self.progress(self._ended, now)
+        if self.core.state.jobs:
+            stuck = ", ".join(j.id for j in list(self.core.state.jobs)[:5])
+            raise InternalError(f"the simulation ended with jobs still pending: {stuck}")
+        self.stats.wall_seconds = time.perf_counter() - start
+        if self.progress is not None:
+            self.progress(self._ended, timeline.times[-1] if timeline.times else 0.0)
+        records = [self._records[j.id] for j in self.jobs]
+        hosts = self.core.state.hosts
+        capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
+        return SimResult(records, timeline, self.stats, total, capacity)
+
+    def _push(self, at: float, kind: int, job_id: str) -> None:
+        heapq.heappush(self._heap, (at, kind, self._seq, job_id))
+        self._seq += 1
+
+    def _queue_session(self, now: float) -> None:
+        """With an interval: a session at the next boundary while jobs wait."""
+        interval = self.options.interval
+        if interval is None or self._session_queued or not self.core.state.jobs:
+            return
+        self._push((math.floor(now / interval) + 1) * interval, _SESSION, "")
+        self._session_queued = True
+
+    def _take_events(self, now: float) -> bool:
+        """Apply every event at ``now``; True if a session is due (interval mode)."""
+        due = False
+        while self._heap and self._heap[0][0] == now:
+            _, kind, _, job_id = heapq.heappop(self._heap)
+            self.stats.events += 1
+            if kind == _FINISH:
+                self._finish(job_id, now)
+            elif kind == _SUBMIT:
+                self._submit(self._jobs[job_id])
+            else:
+                self._session_queued, due = False, True
+        return due
+
+    def _submit(self, job: SimJob) -> None:
+        pending = PendingJob(
+            id=job.id,
+            user=job.user,
+            queue=job.queue,
+            project=job.project,
+            min_tasks=job.tasks or 1,
+            max_tasks=job.tasks or 1,
+            resreq=job.resreq,
+            submit_time=job.submit,
+            runtime=job.runtime,
+            order=0,
+            tasks_given=job.tasks is not None,
+        )
+        try:
+            why = self._never_runs(pending)
+        except InputError as err:
+            raise InputError(f"workload job {job.id}: {err}") from None
+        if why is not None:
+            self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
+            self._ended += 1
+            return
+        self.core.apply(JobSubmitted(pending))
+        self._new.append(pending)
+        request = job_request(pending, self.core.state.catalog)
+        if not all(p.cacheable for alt in request.requirement.alternatives for p in alt):
+            self._volatile.add(job.id)
+
+    def _never_runs(self, job: PendingJob) -> str | None:
+        """Why ``job`` cannot run even on the empty cluster (None: it can)."""
+        key: tuple[object, ...] = (job.resreq, job.min_tasks, job.max_tasks, job.tasks_given)
+        if self.core.state.limits:
+            key += (job.user, job.queue, job.project)
+        if key not in self._never:
+            self._probe.begin_session()
+            decision = self._probe.decide(job_request(job, self.core.state.catalog))
+            self._never[key] = decision.info.message if isinstance(decision, Pending) else None
+        return self._never[key]
+
+    def _finish(self, job_id: str, now: float) -> None:
+        run = self.core.running(job_id)
+        if run is None:
+            raise InternalError(f"job {job_id} finished but was not running")
+        self.core.apply(JobFinished(job_id, now))
+        self._freed = True
+        record = self._records.get(job_id)
+        if record is not None:  # None: work that was running when the simulation began
+            self._records[job_id] = replace(record, end=now)
+            self._ended += 1
+
+    # --- sessions --------------------------------------------------------------------
+    def _incremental(self) -> bool:
+        if not self.options.incremental:
+            return False
+        queues = {j.queue for j in self.core.state.jobs}
+        return all(self.core.picker_name(q) in _SHORTCUT_PICKERS for q in queues)
+
+    def _session(self, now: float) -> None:
+        core = self.core
+        incremental = self._incremental()
+        if incremental and not self._freed:
+            jobs = self._candidates()
+            if not jobs:
+                self._new.clear()
+                return
+            result = core.run_session(jobs=jobs, skip_blocked=True)
+        else:
+            result = core.run_session(skip_blocked=incremental)
+            self._blocked.clear()
+        self._new.clear()
+        self._freed = False
+        self._count(result.stats)
+        for decision in result.decisions:
+            if isinstance(decision, Dispatched):
+                self._start(decision, now)
+                continue
+            queue = self._jobs[decision.job].queue
+            if core.picker_name(queue) == "strict":
+                self._blocked.add(queue)
+
+    def _candidates(self) -> list[PendingJob]:
+        """Who can possibly start when nothing was freed since the last session: the new
+        jobs (under strict, of queues with no job waiting) and volatile-select jobs."""
+        core = self.core
+        jobs = [
+            j
+            for j in self._new
+            if j.queue not in self._blocked or core.picker_name(j.queue) != "strict"
+        ]
+        new = {j.id for j in jobs}
+        for job_id in sorted(self._volatile):
+            job = core.pending(job_id)
+            if job is not None and job_id not in new:
+                jobs.append(job)
+        return jobs
+
+    def _count(self, s: SessionStats) -> None:
+        st = self.stats
+        st.sessions += 1
+        st.decisions += s.jobs
+        st.dispatched += s.dispatched
+        st.cache_hits += s.cache_hits
+        st.cache_misses += s.cache_misses
+        st.alloc_seconds += s.elapsed_s
+
+    def _start(self, decision: Dispatched, now: float) -> None:
+        job = self._jobs[decision.job]
+        try:
+            self.core.apply(JobStarted(decision.job, decision.allocation, now))
+        except EventError as err:  # a session decision that does not fit is a bug
+            raise InternalError(str(err)) from err
+        self._volatile.discard(job.id)
+        duration = job.runtime
+        killed = False
+        if (
+            self.options.enforce_walltime
+            and job.requested_time is not None
+            and job.runtime > job.requested_time
+        ):
+            duration, killed = job.requested_time, True
+        names = self.core.state.hosts.names
+        claims = decision.allocation.claims
+        self._records[job.id] = JobRecord(
+            job,
+            now,
+            None,
+            hosts=tuple(names[c.host] for c in claims),
+            host_slots=tuple(c.slots for c in claims),
+            slots=decision.allocation.slots,
+            alternative=decision.allocation.alternative,
+            killed=killed,
+        )
+        self._push(now + duration, _FINISH, job.id)
+
+
+def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
+    """The end-of-run invariants; raises :class:`InternalError` on a violation.
+
+    Every job ended exactly once (a start and an end, end >= start >= submit) or was
+    reported unrunnable; at no time did a host hold more slots than it has.
+    """
+    ids = [r.job.id for r in result.records]
+    if sorted(ids) != sorted(j.id for j in jobs) or len(set(ids)) != len(ids):
+        raise InternalError("the records do not match the workload one to one")
+    deltas: dict[str, list[tuple[float, int]]] = {}
+    for r in result.records:
+        if r.unrunnable is not None:
+            if r.start is not None:
+                raise InternalError(f"job {r.job.id} was reported unrunnable but started")
+            continue
+        if r.start is None or r.end is None or not r.job.submit <= r.start <= r.end:
+            raise InternalError(
+                f"job {r.job.id} did not run exactly once: start {r.start}, end {r.end}"
+            )
+        for host, slots in zip(r.hosts, r.host_slots, strict=True):
+            deltas.setdefault(host, []).extend(((r.start, slots), (r.end, -slots)))
+    for host, changes in deltas.items():
+        held = 0
+        for _, delta in sorted(changes, key=lambda c: (c[0], c[1])):  # frees before starts
+            held += delta
+            if held > result.host_capacity.get(host, 0):
+                raise InternalError(f"host {host} was over-allocated: {held} slots")

@@ -1,0 +1,640 @@
+"""Synthetic workloads: a seeded generator with the full requirement mix, and the jobs
+file it writes. docs/workload-generator.md describes the model at length; in short:
+
+- **arrivals**: a Poisson process (exponential gaps, mean ``mean_interarrival``), with
+  an optional daily cycle (rate × (1 + a·cos(2π(t − peak)/day)), by thinning), so the
+  mean gap over a day stays ``mean_interarrival``; whole seconds from 0.
+- **sizes**: 60 % sequential (1 task); 30 % parallel, 2–64 tasks, mostly powers of two
+  (a fifth are 3·2^k); 10 % compound or alternative requirements (half each).
+- **runtimes**: log-normal (median 10 min, σ 1.5) capped at 24 h, whole seconds ≥ 1;
+  requested time = runtime × U(1, 3), rounded up to a minute.
+- **requirements**: selects on the host type and on tags, a few on available memory;
+  per-task memory rusage; a few jobs take a licence; some parallel jobs have
+  ``span[ptile=n]`` or ``span[hosts=1]``; compound ``a*{select[..] rusage[..]} + b*{-}``
+  and alternative ``{select[type==A] ..} || {select[type==B] ..}``.
+- **who**: users Zipf-like over 20 users (each in one project); queues normal 70 %,
+  high 15 %, low 15 %.
+
+Names (types, tags, memory resource, licence) come from a cluster, by default the one of
+``examples/cluster.yaml``. Every job is valid there and runnable on the empty cluster:
+sizes, memory and licences are shrunk to what its open hosts and the limits that apply
+to the job's user, queue and project can ever hold.
+
+Same seed, model and cluster → the same jobs and a byte-identical file, on any Python:
+only ``random.Random.random()`` is used, whose sequence Python keeps stable. Arrivals,
+runtimes and the job mix draw from separate streams, so changing the load
+(``mean_interarrival``) or the runtimes keeps the very same jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.cluster import SLOTS, ClusterState, Limit, Reservation, ResourceKind, state_from_text
+from xce.errors import InputError
+from xce.sim.model import SimJob
+
+__all__ = ["WorkloadModel", "generate_workload", "job_to_dict", "write_jobs_file"]
+
+T = TypeVar("T")
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+_DAY = 86400.0
+_USER_NAMES = (
+    "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+    "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter",
+    "yolanda",
+)  # fmt: skip
+_PROJECTS = ("climate", "cfd", "bio", "ml", "astro", "chem")
+_SIZES = (2, 4, 8, 16, 32, 64, 3, 6, 12, 24, 48)
+_SIZE_WEIGHTS = (16, 14, 10, 8, 4, 2, 4, 3, 2, 1, 1)  # a fifth are 3·2^k
+_PTILES = (1, 2, 4, 8, 16)
+_MEM_MB = (250, 500, 1000, 2000, 4000, 8000, 16000)
+_MEM_WEIGHTS = (1, 2, 4, 4, 3, 2, 1)
+_MEM_MIN = 250
+_TERM_SIZES = (1, 2, 4, 8)
+_ALT_SIZES = (1, 1, 2, 4, 8)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadModel:
+    """The generator's knobs. Fractions are of all jobs; what is left after
+    ``sequential`` and ``parallel`` is compound or alternative, half each."""
+
+    mean_interarrival: float = 60.0  # seconds between submissions, on average
+    daily_amplitude: float = 0.0  # 0: flat Poisson; 0.5: peak rate 1.5x, trough 0.5x
+    peak_hour: float = 14.0  # hour of the day the arrival rate peaks
+    sequential: float = 0.60
+    parallel: float = 0.30
+    max_tasks: int = 64  # largest parallel size drawn (the cluster may cap it lower)
+    runtime_median: float = 600.0  # seconds
+    runtime_sigma: float = 1.5  # of the log of the runtime
+    runtime_cap: float = _DAY  # seconds
+    max_overestimate: float = 3.0  # requested time <= runtime x this
+    users: int = 20
+    zipf_exponent: float = 1.1  # user k submits in proportion to 1 / k^s
+    queues: tuple[tuple[str, float], ...] = (("normal", 0.70), ("high", 0.15), ("low", 0.15))
+    licence_fraction: float = 0.03  # of sequential and parallel jobs
+
+    def check(self) -> None:
+        """Raise :class:`InputError` naming the first knob out of range."""
+        for name, value in (
+            ("mean_interarrival", self.mean_interarrival),
+            ("runtime_median", self.runtime_median),
+        ):
+            if not (math.isfinite(value) and value > 0):
+                raise InputError(f"{name} must be a positive number of seconds, got {value}")
+        if not (math.isfinite(self.runtime_cap) and self.runtime_cap >= 1):
+            raise InputError(f"runtime_cap must be at least 1 second, got {self.runtime_cap}")
+        fractions = {
+            "daily_amplitude": (self.daily_amplitude, 0.0, 1.0),
+            "sequential": (self.sequential, 0.0, 1.0),
+            "parallel": (self.parallel, 0.0, 1.0 - self.sequential),
+            "licence_fraction": (self.licence_fraction, 0.0, 1.0),
+        }
+        for name, (value, lo, hi) in fractions.items():
+            if not lo <= value <= hi + 1e-12:
+                raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {value}")
+        if not (self.runtime_sigma >= 0 and self.max_overestimate >= 1):
+            raise InputError("runtime_sigma must be >= 0 and max_overestimate >= 1")
+        if self.max_tasks < 2 or self.users < 1 or self.zipf_exponent < 0:
+            raise InputError("max_tasks must be >= 2, users >= 1, zipf_exponent >= 0")
+        if not self.queues or any(w < 0 for _, w in self.queues) or _total(self.queues) <= 0:
+            raise InputError("queues need at least one positive weight")
+
+
+def _total(weighted: Sequence[tuple[str, float]]) -> float:
+    return sum(w for _, w in weighted)
+
+
+# -- randomness ---------------------------------------------------------------------------
+
+
+class _Draw:
+    """One random stream, built on ``random()`` alone (stable across Python versions)."""
+
+    def __init__(self, seed: int, purpose: str) -> None:
+        self._rng = random.Random(f"xce-workload:{seed}:{purpose}")
+
+    def uniform(self, lo: float = 0.0, hi: float = 1.0) -> float:
+        return lo + (hi - lo) * self._rng.random()
+
+    def chance(self, p: float) -> bool:
+        return self._rng.random() < p
+
+    def exponential(self, mean: float) -> float:
+        return -mean * math.log(1.0 - self._rng.random())
+
+    def normal(self) -> float:
+        """Box–Muller."""
+        u1, u2 = 1.0 - self._rng.random(), self._rng.random()
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+    def pick(self, items: Sequence[T], weights: Sequence[float]) -> T:
+        x = self._rng.random() * sum(weights)
+        for item, w in zip(items, weights, strict=True):
+            x -= w
+            if x < 0:
+                return item
+        return items[-1]
+
+
+# -- what the cluster offers -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Select:
+    """A select expression and the open hosts it matches (on the empty cluster)."""
+
+    text: str
+    hosts: BoolArray
+
+
+@dataclass(frozen=True, slots=True)
+class _Primary:
+    """One simple requirement; tasks are kept apart."""
+
+    select: _Select | None = None
+    mem: int = 0  # MB per task (or per host/job, as the cluster reserves it); 0: none
+    span: str = ""  # "", "hosts=1" or "ptile=N"
+    licence: str | None = None
+
+    def render(self, mem_name: str | None) -> str:
+        parts = [f"select[{self.select.text}]"] if self.select else []
+        usage = [f"{mem_name}={self.mem}"] if self.mem and mem_name else []
+        usage += [f"{self.licence}=1"] if self.licence else []
+        parts += [f"rusage[{':'.join(usage)}]"] if usage else []
+        parts += [f"span[{self.span}]"] if self.span else []
+        return " ".join(parts)
+
+    def simpler(self) -> Iterator[_Primary]:
+        """This requirement, then ever simpler ones, ending with no requirement."""
+        yield self
+        mem = self.mem
+        while mem // 2 >= _MEM_MIN:
+            mem //= 2
+            yield replace(self, mem=mem)
+        yield (step := replace(self, mem=0))
+        yield (step := replace(step, span=""))
+        yield (step := replace(step, select=None))
+        yield _Primary()
+
+
+class _Cluster:
+    """The open hosts' capacities and names, and the limits, that bound what to draw."""
+
+    def __init__(self, state: ClusterState) -> None:
+        hosts = state.hosts
+        ok = hosts.ok()
+        self.slots: FloatArray = np.nan_to_num(hosts.capacity[SLOTS][ok])
+        if self.slots.sum() < 1:
+            raise InputError("the cluster has no open host with a slot: no job could run")
+        self.mem_name = _memory_resource(state)
+        self.mem: FloatArray = (
+            np.nan_to_num(hosts.capacity[self.mem_name][ok]) if self.mem_name else self.slots * 0
+        )
+        reservation = state.catalog[self.mem_name].reservation if self.mem_name else None
+        self.mem_per_task = reservation is Reservation.PER_TASK
+        self.types = _type_selects(state, ok, self.slots)
+        self.tags = [
+            _Select(name, np.asarray(col[ok]))
+            for name, col in hosts.tags.items()
+            if self.slots[col[ok]].sum() >= 1
+        ]
+        self.licences = [name for name, total in state.shared_total.items() if total >= 1]
+        self.shared_total = dict(state.shared_total)
+        self.limits = state.limits
+        self.bigmem = self._bigmem()
+
+    def _bigmem(self) -> _Select | None:
+        """``mem>Y`` for a quarter of the largest host memory (a big-memory job)."""
+        if not self.mem_name or self.mem.max() < 4 * _MEM_MIN:
+            return None
+        amount = _round_down(float(self.mem.max()) / 4)
+        return _Select(f"{self.mem_name}>{amount}", self.mem > amount)
+
+    def limits_for(self, user: str, queue: str, project: str) -> list[Limit]:
+        return [lim for lim in self.limits if lim.applies_to(user, queue, project)]
+
+    def host_caps(self, prim: _Primary, limits: Sequence[Limit]) -> FloatArray:
+        """Tasks of ``prim`` each open host could take, alone on the empty cluster."""
+        cap = self.slots if prim.select is None else np.where(prim.select.hosts, self.slots, 0)
+        for lim in limits:
+            if not lim.per_host:
+                continue
+            if lim.jobs is not None and lim.jobs < 1:
+                return cap * 0
+            if lim.slots is not None:
+                cap = np.minimum(cap, lim.slots)
+            if prim.mem and self.mem_name and self.mem_name in lim.resources:
+                cap = self._mem_cap(cap, lim.resources[self.mem_name], prim.mem)
+        return self._mem_cap(cap, self.mem, prim.mem) if prim.mem else cap
+
+    def _mem_cap(self, cap: FloatArray, mem: FloatArray | float, want: int) -> FloatArray:
+        if self.mem_per_task:
+            return np.minimum(cap, np.floor(np.asarray(mem) / want))
+        return np.where(np.asarray(mem) >= want, cap, 0)
+
+    def most_tasks(self, prim: _Primary, limits: Sequence[Limit]) -> int:
+        """The most tasks of ``prim`` that its span lets the hosts hold at once."""
+        cap = self.host_caps(prim, limits)
+        if prim.span == "hosts=1":
+            return int(cap.max(initial=0))
+        if prim.span.startswith("ptile="):
+            ptile = int(prim.span[6:])
+            return ptile * int((cap >= ptile).sum())
+        return int(cap.sum())
+
+    def within_limits(
+        self, limits: Sequence[Limit], tasks: int, mem: float, licences: Mapping[str, int]
+    ) -> bool:
+        """Whether the job-level amounts fit the licences and every aggregate limit."""
+        if any(self.shared_total.get(name, 0) < n for name, n in licences.items()):
+            return False
+        for lim in limits:
+            if lim.per_host:
+                continue
+            if (lim.jobs is not None and lim.jobs < 1) or (
+                lim.slots is not None and lim.slots < tasks
+            ):
+                return False
+            for name, amount in lim.resources.items():
+                need = mem if name == self.mem_name else licences.get(name, 0)
+                if need > amount:
+                    return False
+        return True
+
+    def job_mem(self, prim: _Primary, tasks: int) -> float:
+        """An upper bound of the memory the job holds in all (for aggregate limits)."""
+        return float(prim.mem * tasks)
+
+    def fit(self, prim: _Primary, tasks: int, limits: Sequence[Limit]) -> int:
+        """The most tasks, up to ``tasks``, that ``prim`` can ever run with (0: none)."""
+        n = min(tasks, self.most_tasks(prim, limits))
+        licences = {prim.licence: 1} if prim.licence else {}
+        while n >= 1 and not self.within_limits(limits, n, self.job_mem(prim, n), licences):
+            n -= 1
+        return n
+
+    def compound_fits(self, terms: Sequence[tuple[_Primary, int]], limits: Sequence[Limit]) -> bool:
+        """Sufficient: each term fits even where the other terms took the most they
+        could from its hosts (a task wanting m MB removes at most max(1, ⌈m/m_i⌉)
+        tasks of term i from a host)."""
+        for i, (prim, n) in enumerate(terms):
+            taken = sum(
+                other * max(1, math.ceil(o.mem / prim.mem) if prim.mem else 1)
+                for j, (o, other) in enumerate(terms)
+                if j != i
+            )
+            if self.most_tasks(prim, limits) < n + taken:
+                return False
+        total = sum(n for _, n in terms)
+        mem = sum(self.job_mem(p, n) for p, n in terms)
+        licences: dict[str, int] = {}
+        for p, _ in terms:
+            if p.licence:
+                licences[p.licence] = licences.get(p.licence, 0) + 1
+        return self.within_limits(limits, total, mem, licences)
+
+
+def _memory_resource(state: ClusterState) -> str | None:
+    """``mem`` if the hosts have it, else the first per-task host consumable."""
+    consumables = [n for n in state.catalog.names(ResourceKind.CONSUMABLE) if n != SLOTS]
+    if "mem" in consumables:
+        return "mem"
+    per_task = [n for n in consumables if state.catalog[n].reservation is Reservation.PER_TASK]
+    return per_task[0] if per_task else None
+
+
+def _type_selects(state: ClusterState, ok: BoolArray, slots: FloatArray) -> list[_Select]:
+    """``type==X`` for each value X of the host type on open hosts (``type``, else the
+    first string attribute), in host order."""
+    names = [n for n in state.hosts.strings if n != "hname"]
+    if not names:
+        return []
+    attr = "type" if "type" in names else names[0]
+    column = state.hosts.strings[attr][ok]
+    values = dict.fromkeys(v for v in column if v is not None)
+    return [
+        _Select(f"{attr}=={_word(str(v))}", np.asarray(column == v, dtype=np.bool_))
+        for v in values
+        if slots[column == v].sum() >= 1
+    ]
+
+
+def _word(value: str) -> str:
+    return value if _NAME.match(value) else json.dumps(value)
+
+
+def _round_down(x: float) -> int:
+    """Down to two significant digits: 256000 -> 250000."""
+    if x < 100:
+        return max(int(x), 1)
+    scale = 10 ** (len(str(int(x))) - 2)
+    return int(x // scale * scale)
+
+
+# -- drawing jobs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    tasks: int | None
+    resreq: str
+
+
+class _Mixer:
+    """Draws what a job asks for and shrinks it to what the cluster can ever run."""
+
+    def __init__(self, cluster: _Cluster, model: WorkloadModel, draw: _Draw) -> None:
+        self.c = cluster
+        self.m = model
+        self.d = draw
+
+    def shape(self, limits: Sequence[Limit]) -> _Shape:
+        m, d = self.m, self.d
+        r = d.uniform()
+        if r < m.sequential:
+            return self._simple(self._primary(1), 1, limits)
+        if r < m.sequential + m.parallel:
+            size = min(d.pick(_SIZES, _SIZE_WEIGHTS), m.max_tasks)
+            return self._simple(self._primary(size), size, limits)
+        if d.chance(0.5):
+            return self._compound(limits)
+        return self._alternative(limits)
+
+    def _primary(self, tasks: int) -> _Primary:
+        d, c = self.d, self.c
+        r = d.uniform()
+        select: _Select | None = None
+        mem = d.pick(_MEM_MB, _MEM_WEIGHTS) if d.chance(0.7) and c.mem_name else 0
+        if r < 0.25 and c.types:
+            select = d.pick(c.types, [float(c.slots[s.hosts].sum()) for s in c.types])
+        elif r < 0.35 and c.tags:
+            select = d.pick(c.tags, [float(c.slots[s.hosts].sum()) for s in c.tags])
+        elif r < 0.38 and tasks == 1 and c.bigmem is not None:
+            select, mem = c.bigmem, int(c.bigmem.text.split(">")[1])
+        span = ""
+        s = d.uniform()
+        if tasks > 1 and s < 0.2:
+            ptiles = [p for p in _PTILES if p <= tasks // 2]
+            span = f"ptile={d.pick(ptiles, [1.0] * len(ptiles))}"
+        elif tasks > 1 and s < 0.3:
+            span = "hosts=1"
+        licence = None
+        if d.chance(self.m.licence_fraction) and c.licences:
+            licence = d.pick(c.licences, [1.0] * len(c.licences))
+        return _Primary(select, mem, span, licence)
+
+    def _simple(self, prim: _Primary, tasks: int, limits: Sequence[Limit]) -> _Shape:
+        """Shrink the size first (a parallel job stays parallel), then the requirement."""
+        lowest = 2 if tasks >= 2 else 1
+        for candidate in prim.simpler():
+            n = self.c.fit(candidate, tasks, limits)
+            if n >= lowest:
+                return _Shape(n, candidate.render(self.c.mem_name))
+        if lowest > 1:
+            return self._simple(prim, 1, limits)
+        raise InputError(
+            "no job can ever run on this cluster under its limits "
+            f"(limits {', '.join(lim.name for lim in limits) or 'none'})"
+        )
+
+    def _compound(self, limits: Sequence[Limit]) -> _Shape:
+        d, c = self.d, self.c
+        first = self._primary(1)
+        if first.select is None or first.select is c.bigmem:
+            pool = c.types + c.tags
+            first = replace(first, select=d.pick(pool, [1.0] * len(pool)) if pool else None)
+        second = _Primary(mem=d.pick(_MEM_MB, _MEM_WEIGHTS) if d.chance(0.5) else 0)
+        if not c.mem_name:
+            second = _Primary()
+        sizes = [d.pick(_TERM_SIZES, [4, 3, 2, 1]), d.pick(_TERM_SIZES, [4, 3, 2, 1])]
+        firsts, seconds = list(first.simpler()), list(second.simpler())
+        for level in range(max(len(firsts), len(seconds))):
+            pair = (firsts[min(level, len(firsts) - 1)], seconds[min(level, len(seconds) - 1)])
+            counts = list(sizes)
+            while True:
+                terms = list(zip(pair, counts, strict=True))
+                if c.compound_fits(terms, limits):
+                    text = " + ".join(f"{n}*{{{p.render(c.mem_name) or '-'}}}" for p, n in terms)
+                    return _Shape(None, text)
+                if max(counts) == 1:
+                    break
+                big = counts.index(max(counts))
+                counts[big] //= 2
+        return self._simple(_Primary(), 1, limits)
+
+    def _alternative(self, limits: Sequence[Limit]) -> _Shape:
+        d, c = self.d, self.c
+        pool: list[_Select | None] = [*c.types, *c.tags, None]
+        a = d.pick(pool, [1.0] * len(pool))
+        b = d.pick(pool, [1.0] * len(pool))
+        if b is a and len(pool) > 1:
+            b = pool[(pool.index(a) + 1) % len(pool)]
+        alts = [
+            _Primary(a, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
+            _Primary(b, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
+        ]
+        tasks = d.pick(_ALT_SIZES, [1.0] * len(_ALT_SIZES))
+        chains = [list(p.simpler()) for p in alts]
+        for level in range(max(len(ch) for ch in chains)):
+            pair = [ch[min(level, len(ch) - 1)] for ch in chains]
+            texts = [p.render(c.mem_name) for p in pair]
+            n = min(c.fit(p, tasks, limits) for p in pair)
+            if n >= 1 and texts[0] != texts[1]:
+                return _Shape(n, " || ".join(f"{{{t}}}" for t in texts))
+        return self._simple(alts[0], tasks, limits)
+
+
+# -- the workload --------------------------------------------------------------------------
+
+
+def generate_workload(
+    n_jobs: int,
+    *,
+    seed: int = 0,
+    cluster: ClusterState | None = None,
+    model: WorkloadModel | None = None,
+) -> list[SimJob]:
+    """``n_jobs`` jobs in submission order, ids ``"1"``..``"n"``, valid and runnable on
+    ``cluster`` (default: the cluster of ``examples/cluster.yaml``).
+
+    Raises :class:`InputError` for a bad count or model, or a cluster that can run nothing.
+    """
+    if n_jobs < 0:
+        raise InputError(f"the number of jobs must be >= 0, got {n_jobs}")
+    model = model or WorkloadModel()
+    model.check()
+    target = _Cluster(cluster if cluster is not None else default_cluster())
+    arrivals = _arrivals(n_jobs, model, _Draw(seed, "arrivals"))
+    runtimes = _Draw(seed, "runtimes")
+    who = _Draw(seed, "who")
+    mixer = _Mixer(target, model, _Draw(seed, "mix"))
+    users = _users(model.users)
+    zipf = [1.0 / (k + 1) ** model.zipf_exponent for k in range(len(users))]
+    queue_names = [q for q, _ in model.queues]
+    queue_weights = [w for _, w in model.queues]
+    jobs: list[SimJob] = []
+    for i, submit in enumerate(arrivals):
+        k = who.pick(range(len(users)), zipf)
+        user, project = users[k], _PROJECTS[k % len(_PROJECTS)]
+        queue = who.pick(queue_names, queue_weights)
+        shape = mixer.shape(target.limits_for(user, queue, project))
+        runtime, requested = _runtime(model, runtimes)
+        jobs.append(
+            SimJob(
+                id=str(i + 1),
+                submit=submit,
+                runtime=runtime,
+                tasks=shape.tasks,
+                user=user,
+                queue=queue,
+                project=project,
+                resreq=shape.resreq,
+                requested_time=requested,
+            )
+        )
+    return jobs
+
+
+def _users(n: int) -> list[str]:
+    return [_USER_NAMES[k] if k < len(_USER_NAMES) else f"user{k + 1:03d}" for k in range(n)]
+
+
+def _arrivals(n: int, model: WorkloadModel, d: _Draw) -> list[float]:
+    """Submit times in whole seconds: Poisson, thinned to the daily cycle if any."""
+    a = model.daily_amplitude
+    peak_rate_gap = model.mean_interarrival / (1.0 + a)  # candidates at the peak rate
+    times: list[float] = []
+    t = 0.0
+    while len(times) < n:
+        t += d.exponential(peak_rate_gap)
+        if a > 0:
+            phase = 2.0 * math.pi * (t - model.peak_hour * 3600.0) / _DAY
+            if not d.chance((1.0 + a * math.cos(phase)) / (1.0 + a)):
+                continue
+        times.append(float(round(t)))
+    return times
+
+
+def _runtime(model: WorkloadModel, d: _Draw) -> tuple[float, float]:
+    """(runtime, requested time), in whole seconds; requested in whole minutes."""
+    raw = model.runtime_median * math.exp(model.runtime_sigma * d.normal())
+    runtime = float(min(max(round(raw), 1), math.floor(model.runtime_cap)))
+    requested = math.ceil(runtime * d.uniform(1.0, model.max_overestimate) / 60.0) * 60.0
+    return runtime, max(requested, runtime)
+
+
+_DEFAULT_CLUSTER = """
+hosts:
+  - {name: node01, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
+  - {name: node02, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
+  - {name: node03, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
+  - {name: node04, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
+  - {name: node05, slots: 32, resources: {mem: 128000}, attributes: {type: X86_64, fast: true}}
+  - {name: node06, slots: 32, resources: {mem: 128000}, attributes: {type: X86_64, fast: true}}
+  - {name: node07, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}, status: closed}
+  - {name: bigmem01, slots: 32, resources: {mem: 1024000}, attributes: {type: X86_64, fast: true}}
+  - {name: bigmem02, slots: 32, resources: {mem: 1024000}, attributes: {type: X86_64, fast: true}}
+  - {name: arm01, slots: 16, resources: {mem: 32000}, attributes: {type: ARM}}
+  - {name: arm02, slots: 16, resources: {mem: 32000}, attributes: {type: ARM}}
+  - {name: gpu01, slots: 16, resources: {mem: 256000},
+     attributes: {type: X86_64, fast: true, gpu: true}}
+shared: {lic_x: {total: 4}}
+queues: {high: {priority: 50, preempts: [normal]}, normal: {priority: 30}, low: {priority: 10}}
+limits:
+  - {name: alice_per_host, users: [alice], per_host: true, slots: 8}
+  - {name: low_queue, queues: [low], jobs: 4, resources: {mem: 64000}}
+"""
+"""What the generator uses of ``examples/cluster.yaml`` (a test keeps the two alike)."""
+
+
+def default_cluster() -> ClusterState:
+    """The hosts, licences, queues and limits of ``examples/cluster.yaml``."""
+    return state_from_text(_DEFAULT_CLUSTER, "<default cluster: examples/cluster.yaml>")
+
+
+# -- the jobs file -----------------------------------------------------------------------
+
+
+def job_to_dict(job: SimJob) -> dict[str, Any]:
+    """A job as an entry of a jobs file: the state-file job keys plus ``runtime`` and
+    ``requested_time``; ``tasks`` left out when the requirement fixes it."""
+    entry: dict[str, Any] = {
+        "id": int(job.id) if job.id.isdigit() and str(int(job.id)) == job.id else job.id,
+        "user": job.user,
+        "queue": job.queue,
+        "project": job.project,
+    }
+    if job.tasks is not None:
+        entry["tasks"] = job.tasks
+    entry["resreq"] = job.resreq
+    entry["submit_time"] = _number(job.submit)
+    entry["runtime"] = _number(job.runtime)
+    if job.requested_time is not None:
+        entry["requested_time"] = _number(job.requested_time)
+    return entry
+
+
+def _number(x: float) -> int | float:
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def write_jobs_file(jobs: Sequence[SimJob], path: str | os.PathLike[str]) -> None:
+    """Write ``jobs`` as YAML (``.yaml``/``.yml``) or JSON (``.json``), a document
+    ``{"jobs": [...]}`` with one job a line, or as JSONL (``.jsonl``, one job object a
+    line). Raises :class:`InputError` for another suffix; OSError as ``open`` does."""
+    target = os.fspath(path)
+    suffix = os.path.splitext(target)[1].lower()
+    entries = [job_to_dict(job) for job in jobs]
+    if suffix in (".yaml", ".yml"):
+        body = "".join(f"  - {_yaml_flow(e)}\n" for e in entries)
+        text = f"jobs:\n{body}" if entries else "jobs: []\n"
+    elif suffix == ".json":
+        lines = ",\n".join(f"  {_json(e)}" for e in entries)
+        text = f'{{"jobs": [\n{lines}\n]}}\n' if entries else '{"jobs": []}\n'
+    elif suffix == ".jsonl":
+        text = "".join(f"{_json(e)}\n" for e in entries)
+    else:
+        raise InputError(
+            "unknown jobs file type: expected .yaml, .yml, .json or .jsonl", source=target
+        )
+    with open(target, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def _json(entry: Mapping[str, Any]) -> str:
+    return json.dumps(entry, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _yaml_flow(entry: Mapping[str, Any]) -> str:
+    """A flow mapping, one job a line (PyYAML's emitter is ~50x slower)."""
+    return "{" + ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v in entry.items()) + "}"
+
+
+def _yaml_scalar(value: object) -> str:
+    """Plain when unambiguous, else double-quoted (JSON strings are valid YAML)."""
+    if isinstance(value, str):
+        plain = _PLAIN.match(value) and value.lower() not in _YAML_WORDS
+        return value if plain else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        text = repr(value)  # YAML 1.1 (PyYAML) wants a dot in a float: 1.0e-05, not 1e-05
+        return text.replace("e", ".0e") if "e" in text and "." not in text else text
+    return str(value)
+
+
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")
+_YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
