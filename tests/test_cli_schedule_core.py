@@ -136,11 +136,6 @@ def test_an_unknown_picker_exits_2_listing_the_known_ones() -> None:
     assert "known: fairshare, fcfs, strict" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an unknown picker named in a state file is reported without the file "
-    "and the path in it (design §4)",
-)
 def test_an_unknown_picker_in_the_state_file_is_located(tmp_path: Path) -> None:
     """Design §4: bad input exits 2 "with the file and the path in it" — a queue's
     ``picker: nope`` should say which file and ``queues.q.picker``."""

@@ -558,16 +558,7 @@ def test_an_unknown_picker_name_is_an_input_error(where: str) -> None:
     ("queues", "default"),
     [
         pytest.param({"normal": Queue("normal", picker="nope")}, None, id="a queue's picker"),
-        pytest.param(
-            {},
-            "nope",
-            id="the default picker",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: QueuesChanged accepts an unknown default picker; the next "
-                "session then fails with InputError",
-            ),
-        ),
+        pytest.param({}, "nope", id="the default picker"),
     ],
 )
 def test_queues_changed_with_an_unknown_picker_is_refused(

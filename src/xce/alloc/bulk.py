@@ -80,8 +80,7 @@ def claim_run(
         claims.append(Claim(h, need, amounts, ctx.term))
         if len(claims) == count:
             break
-    for claim in claims:
-        ctx.debit(claim)
+    ctx.debit_all(claims)
     return claims
 
 

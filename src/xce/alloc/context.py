@@ -119,6 +119,15 @@ class AllocContext:
         for name, amount in claim.amounts:
             held[name] = held.get(name, 0.0) + amount
 
+    def debit_all(self, claims: Iterable[Claim]) -> None:
+        """:meth:`debit` for many claims (a bulk run: mostly fresh hosts, slots only)."""
+        uncommitted = self.uncommitted
+        for claim in claims:
+            if claim.amounts or claim.host in uncommitted:
+                self.debit(claim)
+            else:
+                uncommitted[claim.host] = {SLOTS: float(claim.slots)}
+
     def credit(self, claims: Iterable[Claim]) -> None:
         """Give back provisional claims exactly (rollback of a failed plan or term)."""
         for claim in claims:

@@ -85,15 +85,16 @@ def _breakdown(
     return counts
 
 
-def diagnose(pp: PreparedPrimary, ctx: AllocContext) -> PendInfo:
-    """The pend reason of a primary none of whose plans succeeded."""
+def diagnose(pp: PreparedPrimary, ctx: AllocContext, *, breakdown: bool = True) -> PendInfo:
+    """The pend reason of a primary none of whose plans succeeded (with, if asked, how
+    many hosts fail for each host-level reason)."""
     books = ctx.books
     sel = (
         books.memo.mask(pp.select)
         if pp.select is not None
         else np.ones(books.hosts.n, dtype=np.bool_)
     )
-    hosts = _breakdown(pp, ctx, sel)
+    hosts = _breakdown(pp, ctx, sel) if breakdown else {}
     n = pp.tasks
     what = f"select[{pp.select.expr.text}]" if pp.select is not None else "the requirement"
     eligible = books.ok & sel

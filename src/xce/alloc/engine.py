@@ -56,6 +56,7 @@ class AllocOptions:
 
     cache: bool = True  # the unsatisfiable cache (spec Req 7)
     shortcuts: bool = True  # exact shortcuts: skip plans that provably fail
+    explain: bool = True  # per-host breakdowns of pend reasons (drivers that show them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +99,15 @@ class Allocator:
 
     def rebind(self, state: ClusterState) -> None:
         """Use ``state`` (a newer view of the same cluster) from the next session on."""
+        hosts_changed = state.hosts is not self.state.hosts
         self.state = state
         self.books.state = state
-        self.limits = LimitBooks(state)
-        self._groups.clear()
+        if state.limits is self.limits.limits:
+            self.limits.state = state
+        else:
+            self.limits = LimitBooks(state)
+        if hosts_changed:
+            self._groups.clear()
 
     def begin_session(self) -> None:
         """Reset the session's books, the evaluation memo and the unsatisfiable cache."""
@@ -236,7 +242,8 @@ class Allocator:
         claims = self._run_plans(pp, ctx)
         if claims is None:
             ctx.credit_shared(pp.wants.shared)
-            return self._unsatisfiable(key if clean else None, diagnose(pp, ctx))
+            info = diagnose(pp, ctx, breakdown=self.options.explain)
+            return self._unsatisfiable(key if clean else None, info)
         return claims
 
     def _unsatisfiable(self, key: CacheKey | None, info: PendInfo) -> _Failed:
@@ -264,6 +271,9 @@ class Allocator:
                     bounds = [_Capacity(f) for f in finders]
                     if not any(b.total >= pp.tasks for b in bounds):
                         return None  # more tasks than fit anywhere: every plan fails
+                    skip = getattr(plans, "skip_buckets_over", None)
+                    if skip is not None and not plan.fill:
+                        skip(max(b.largest for b in bounds))
                 for i, finder in enumerate(finders):
                     if bounds is not None and not bounds[i].admits(plan, pp.tasks):
                         continue
@@ -315,11 +325,12 @@ class Allocator:
         claimed: list[Claim] = []
         taken: set[int] = set()
         buckets = plan.buckets
+        runs = _run_lengths(buckets)
         b = 0
         while b < len(buckets):
             need = buckets[b]
             ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
-            run = _run_length(buckets, b)
+            run = runs[b]
             if self.options.shortcuts and run > 1 and claimed:
                 claims = claim_run(ctx, finder, self._hooks, need, run, taken)
                 if claims is not None:
@@ -444,12 +455,13 @@ class Allocator:
         return max(room, 0)
 
 
-def _run_length(buckets: tuple[int, ...], b: int) -> int:
-    """How many buckets from ``b`` on have the same size."""
-    n = 1
-    while b + n < len(buckets) and buckets[b + n] == buckets[b]:
-        n += 1
-    return n
+def _run_lengths(buckets: tuple[int, ...]) -> list[int]:
+    """For each bucket, how many buckets from it on have the same size."""
+    runs = [1] * len(buckets)
+    for b in range(len(buckets) - 2, -1, -1):
+        if buckets[b] == buckets[b + 1]:
+            runs[b] = runs[b + 1] + 1
+    return runs
 
 
 def _floor(x: float) -> int:
@@ -467,12 +479,13 @@ class _Capacity:
     so a plan they reject would fail anyway.
     """
 
-    __slots__ = ("_cap", "_taking", "total")
+    __slots__ = ("_cap", "_taking", "largest", "total")
 
     def __init__(self, finder: HostFinder) -> None:
         self._cap = finder.task_capacity()
         self._taking: dict[int, int] = {}
         self.total = int(self._cap.sum())
+        self.largest = int(self._cap.max()) if len(self._cap) else 0
 
     def hosts_taking(self, s: int) -> int:
         """How many hosts could take a bucket of ``s`` tasks."""

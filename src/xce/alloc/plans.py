@@ -134,6 +134,12 @@ class CombinatorialPlanIterator(_Base):
         self._done = True
         raise StopIteration
 
+    def skip_buckets_over(self, size: int) -> None:
+        """Jump past the balanced plans whose largest bucket exceeds ``size`` (an exact
+        shortcut for a caller that knows no host can take more; the order is kept)."""
+        if self._ptile is None and size >= 1:
+            self._k = max(self._k, -(-self._n // size))
+
     def _ptile_buckets(self, p: int) -> tuple[int, ...]:
         full, rest = divmod(self._n, p)
         return (p,) * full + ((rest,) if rest else ())

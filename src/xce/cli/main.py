@@ -13,7 +13,7 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
-from xce.errors import InputError
+from xce.errors import InputError, InternalError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -37,6 +37,10 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
         except InputError as err:
             print(f"xce: error: {err}", file=sys.stderr)
             raise typer.Exit(2) from None
+        except InternalError as err:  # a check of xce's own found a bug
+            traceback.print_exc(file=sys.stderr)
+            print(f"xce: {err}", file=sys.stderr)
+            raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as err:  # an internal error is a bug: say so
@@ -57,10 +61,12 @@ def _root() -> None:
 
 
 def _register() -> None:
-    from xce.cli import resreq_cmd, schedule_cmd
+    from xce.cli import resreq_cmd, schedule_cmd, simulate_cmd, workload_cmd
 
     app.command("schedule")(guarded(schedule_cmd.schedule))
+    app.command("simulate")(guarded(simulate_cmd.simulate))
     app.command("resreq")(guarded(resreq_cmd.resreq))
+    app.add_typer(workload_cmd.workload_app, name="workload")
 
 
 _register()

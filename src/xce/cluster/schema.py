@@ -114,6 +114,7 @@ class JobSpec(_Spec):
     resreq: str = ""
     submit_time: float = 0.0
     runtime: Amount | None = None
+    requested_time: Amount | None = None  # the user's walltime estimate (like bsub -W)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""

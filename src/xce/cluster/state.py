@@ -120,6 +120,7 @@ class PendingJob:
     runtime: float | None
     order: int
     tasks_given: bool = True  # False: the file gave no task count (a compound fixes its own)
+    requested_time: float | None = None  # the walltime estimate, if given
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -322,4 +323,5 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
         runtime=job.runtime,
         order=order,
         tasks_given=not (job.tasks is None and job.min_tasks is None and job.max_tasks is None),
+        requested_time=job.requested_time,
     )

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +32,10 @@ from xce.errors import EventError, InputError
 
 __all__ = ["SchedulerCore"]
 
+_Holdings = list[tuple[str, "np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]]
+
 _EPS = 1e-9
+_NO_AMOUNTS: Mapping[str, float] = MappingProxyType({})
 
 
 class SchedulerCore:
@@ -58,6 +63,7 @@ class SchedulerCore:
         self._source = state.source
         self._default_picker = picker or state.default_picker
         self._view: ClusterState | None = None
+        self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._session = Session(
             self.state,
             registry=registry,
@@ -85,6 +91,11 @@ class SchedulerCore:
                 default_picker=self._default_picker,
             )
         return self._view
+
+    @property
+    def pending_count(self) -> int:
+        """How many jobs are pending (without building a state view)."""
+        return len(self._pending)
 
     def pending(self, job_id: str) -> PendingJob | None:
         return self._pending.get(job_id)
@@ -182,40 +193,65 @@ class SchedulerCore:
             raise EventError(f"JobStarted: {job_id!r} is not a pending job")
         if not allocation.claims:
             raise EventError(f"JobStarted: job {job_id!r}: an allocation needs at least one host")
-        n = self._hosts.n
-        need: dict[tuple[int, str], float] = {}
-        for claim in allocation.claims:
-            if not 0 <= claim.host < n:
-                raise EventError(f"JobStarted: job {job_id!r}: no host #{claim.host}")
-            for name, amount in ((SLOTS, float(claim.slots)), *claim.amounts):
-                need[(claim.host, name)] = need.get((claim.host, name), 0.0) + amount
-        for (h, name), amount in need.items():
-            free = self._hosts.capacity[name][h] - self._used[name][h]
-            if not free >= amount - _EPS:
-                host = self._hosts.names[h]
+        held = self._holdings(job_id, allocation)
+        for name, hosts, amounts in held:
+            free = self._hosts.capacity[name][hosts] - self._used[name][hosts]
+            short = ~(free >= amounts - _EPS)
+            if short.any():
+                k = int(np.flatnonzero(short)[0])
+                host = self._hosts.names[int(hosts[k])]
                 raise EventError(
-                    f"JobStarted: job {job_id!r} wants {amount:g} {name} on {host}; {free:g} free"
+                    f"JobStarted: job {job_id!r} wants {amounts[k]:g} {name} on {host}; "
+                    f"{free[k]:g} free"
                 )
         shared: dict[str, float] = {}
         for name, amount in allocation.shared:
             shared[name] = shared.get(name, 0.0) + amount
         for name, amount in shared.items():
+            if name not in self._shared_total:
+                raise EventError(f"JobStarted: job {job_id!r}: unknown shared resource {name!r}")
             if self._shared_total[name] - self._shared_used[name] < amount - _EPS:
                 raise EventError(f"JobStarted: job {job_id!r}: not enough shared {name}")
-        for (h, name), amount in need.items():
-            self._used[name][h] += amount
+        for name, hosts, amounts in held:
+            self._used[name][hosts] += amounts
         for name, amount in shared.items():
             self._shared_used[name] += amount
         del self._pending[job_id]
         self._running[job_id] = _running_job(job, allocation, shared, self._hosts.names, time)
+        self._held[job_id] = held
+
+    def _holdings(self, job_id: str, allocation: JobAllocation) -> _Holdings:
+        """Per resource: the distinct hosts of an allocation and the amount on each."""
+        claims = allocation.claims
+        hosts = np.fromiter((c.host for c in claims), dtype=np.intp, count=len(claims))
+        bad = hosts[(hosts < 0) | (hosts >= self._hosts.n)]
+        if len(bad):
+            raise EventError(f"JobStarted: job {job_id!r}: no host #{int(bad[0])} in this cluster")
+        uniq, where = np.unique(hosts, return_inverse=True)
+        slots = np.fromiter((c.slots for c in claims), dtype=np.float64, count=len(claims))
+        held = [(SLOTS, uniq, np.bincount(where, weights=slots, minlength=len(uniq)))]
+        names = {n for c in claims for n, _ in c.amounts}
+        for name in sorted(names):
+            if name not in self._used:
+                raise EventError(f"JobStarted: job {job_id!r}: {name!r} is not a host consumable")
+            per_claim = [dict(c.amounts).get(name, 0.0) for c in claims]
+            sums = np.bincount(where, weights=per_claim, minlength=len(uniq))
+            some = sums != 0  # a host that lacks the resource is only charged what it has
+            held.append((name, uniq[some], sums[some]))
+        return held
 
     def _release(self, run: RunningJob) -> None:
-        index = self._hosts.index
-        for a in run.alloc:
-            h = index[a.host]
-            self._used[SLOTS][h] -= a.slots
-            for name, amount in a.resources.items():
-                self._used[name][h] -= amount
+        held = self._held.pop(run.id, None)
+        if held is None:  # running work the core was built with
+            index = self._hosts.index
+            for a in run.alloc:
+                h = index[a.host]
+                self._used[SLOTS][h] -= a.slots
+                for name, amount in a.resources.items():
+                    self._used[name][h] -= amount
+        else:
+            for name, hosts, amounts in held:
+                self._used[name][hosts] -= amounts
         for name, amount in run.shared.items():
             self._shared_used[name] -= amount
 
@@ -286,7 +322,10 @@ def _running_job(
     names: list[str],
     time: float,
 ) -> RunningJob:
-    allocs = tuple(HostAlloc(names[c.host], c.slots, dict(c.amounts)) for c in allocation.claims)
+    allocs = tuple(
+        HostAlloc(names[c.host], c.slots, dict(c.amounts) if c.amounts else _NO_AMOUNTS)
+        for c in allocation.claims
+    )
     return RunningJob(
         id=job.id,
         user=job.user,

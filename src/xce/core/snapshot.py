@@ -134,6 +134,8 @@ def _jobs(state: ClusterState) -> list[dict[str, Any]]:
         item["submit_time"] = _number(j.submit_time)
         if j.runtime is not None:
             item["runtime"] = _number(j.runtime)
+        if j.requested_time is not None:
+            item["requested_time"] = _number(j.requested_time)
         out.append(item)
     return out
 

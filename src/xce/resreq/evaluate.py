@@ -353,6 +353,10 @@ class SelectMemo:
     def matches(self, select: CompiledSelect, host: int) -> bool:
         return bool(self.mask(select)[host])
 
+    def forget_hosts(self, hosts: list[int]) -> None:
+        """:meth:`forget_host` for many hosts."""
+        self._charged.extend(hosts)
+
     def forget_host(self, host: int) -> None:
         """The session charged ``host``: its memo entries are stale."""
         self._charged.append(host)

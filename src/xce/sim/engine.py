@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from xce.alloc import Allocator, Dispatched, Pending
+from xce.alloc import Allocator, AllocOptions, Dispatched, Pending
 from xce.cluster import SLOTS, ClusterState, PendingJob
 from xce.core import (
     JobFinished,
@@ -108,14 +108,11 @@ class Simulation:
         )
         self._check_ids()
         empty = replace(cluster, jobs=())
-        self.core = SchedulerCore(empty, picker=self.options.picker)
-        idle = replace(
-            empty,
-            running=(),
-            used={k: np.zeros_like(v) for k, v in cluster.used.items()},
-            shared_used=dict.fromkeys(cluster.shared_used, 0.0),
+        # The simulator reports no per-host breakdowns of pend reasons: skip computing them.
+        self.core = SchedulerCore(
+            empty, picker=self.options.picker, options=AllocOptions(explain=False)
         )
-        self._probe = Allocator(idle)  # answers "could this job ever run here?"
+        self._probe = Allocator(_forever(empty))  # answers "could this job ever run here?"
         self._never: dict[tuple[object, ...], str | None] = {}
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
@@ -128,6 +125,9 @@ class Simulation:
         self._volatile: set[str] = set()
         self._session_queued = False
         self._ended = 0
+        self._busy = int(np.nansum(cluster.used[SLOTS]))  # slots held now
+        self._queues_seen: set[str] = set()
+        self._pickers: dict[str, str] = {}
         self.stats = SimStats()
 
     def _check_ids(self) -> None:
@@ -152,11 +152,10 @@ class Simulation:
         while self._heap:
             now = self._heap[0][0]
             session_due = self._take_events(now) or self.options.interval is None
-            if session_due and self.core.state.jobs:
+            if session_due and self.core.pending_count:
                 self._session(now)
             self._queue_session(now)
-            busy = int(np.nansum(self.core.state.used[SLOTS]))
-            timeline.add(now, busy, len(self.core.state.jobs))
+            timeline.add(now, self._busy, self.core.pending_count)
             steps += 1
             if self.progress is not None and steps % 2048 == 0:
                 self.progress(self._ended, now)
@@ -178,7 +177,7 @@ class Simulation:
     def _queue_session(self, now: float) -> None:
         """With an interval: a session at the next boundary while jobs wait."""
         interval = self.options.interval
-        if interval is None or self._session_queued or not self.core.state.jobs:
+        if interval is None or self._session_queued or not self.core.pending_count:
             return
         self._push((math.floor(now / interval) + 1) * interval, _SESSION, "")
         self._session_queued = True
@@ -221,6 +220,7 @@ class Simulation:
             return
         self.core.apply(JobSubmitted(pending))
         self._new.append(pending)
+        self._queues_seen.add(job.queue)
         request = job_request(pending, self.core.state.catalog)
         if not all(p.cacheable for alt in request.requirement.alternatives for p in alt):
             self._volatile.add(job.id)
@@ -241,6 +241,7 @@ class Simulation:
         if run is None:
             raise InternalError(f"job {job_id} finished but was not running")
         self.core.apply(JobFinished(job_id, now))
+        self._busy -= run.slots
         self._freed = True
         record = self._records.get(job_id)
         if record is not None:  # None: work that was running when the simulation began
@@ -251,8 +252,13 @@ class Simulation:
     def _incremental(self) -> bool:
         if not self.options.incremental:
             return False
-        queues = {j.queue for j in self.core.state.jobs}
-        return all(self.core.picker_name(q) in _SHORTCUT_PICKERS for q in queues)
+        return all(self._picker(q) in _SHORTCUT_PICKERS for q in self._queues_seen)
+
+    def _picker(self, queue: str) -> str:
+        name = self._pickers.get(queue)
+        if name is None:
+            name = self._pickers[queue] = self.core.picker_name(queue)
+        return name
 
     def _session(self, now: float) -> None:
         core = self.core
@@ -274,7 +280,7 @@ class Simulation:
                 self._start(decision, now)
                 continue
             queue = self._jobs[decision.job].queue
-            if core.picker_name(queue) == "strict":
+            if self._picker(queue) == "strict":
                 self._blocked.add(queue)
 
     def _candidates(self) -> list[PendingJob]:
@@ -284,7 +290,7 @@ class Simulation:
         jobs = [
             j
             for j in self._new
-            if j.queue not in self._blocked or core.picker_name(j.queue) != "strict"
+            if j.queue not in self._blocked or self._picker(j.queue) != "strict"
         ]
         new = {j.id for j in jobs}
         for job_id in sorted(self._volatile):
@@ -309,6 +315,7 @@ class Simulation:
         except EventError as err:  # a session decision that does not fit is a bug
             raise InternalError(str(err)) from err
         self._volatile.discard(job.id)
+        self._busy += decision.allocation.slots
         duration = job.runtime
         killed = False
         if (
@@ -332,6 +339,23 @@ class Simulation:
         self._push(now + duration, _FINISH, job.id)
 
 
+def _forever(state: ClusterState) -> ClusterState:
+    """The cluster once everything that ends has ended: only running work without a
+    runtime (it never finishes in the simulation) still holds what it holds."""
+    used = {k: np.zeros_like(v) for k, v in state.used.items()}
+    shared = dict.fromkeys(state.shared_used, 0.0)
+    index = state.hosts.index
+    forever = tuple(r for r in state.running if r.runtime is None)
+    for run in forever:
+        for a in run.alloc:
+            used[SLOTS][index[a.host]] += a.slots
+            for name, amount in a.resources.items():
+                used[name][index[a.host]] += amount
+        for name, amount in run.shared.items():
+            shared[name] += amount
+    return replace(state, running=forever, used=used, shared_used=shared)
+
+
 def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
     """The end-of-run invariants; raises :class:`InternalError` on a violation.
 
@@ -341,7 +365,7 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
     ids = [r.job.id for r in result.records]
     if sorted(ids) != sorted(j.id for j in jobs) or len(set(ids)) != len(ids):
         raise InternalError("the records do not match the workload one to one")
-    deltas: dict[str, list[tuple[float, int]]] = {}
+    ran = []
     for r in result.records:
         if r.unrunnable is not None:
             if r.start is not None:
@@ -351,11 +375,39 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
             raise InternalError(
                 f"job {r.job.id} did not run exactly once: start {r.start}, end {r.end}"
             )
-        for host, slots in zip(r.hosts, r.host_slots, strict=True):
-            deltas.setdefault(host, []).extend(((r.start, slots), (r.end, -slots)))
-    for host, changes in deltas.items():
-        held = 0
-        for _, delta in sorted(changes, key=lambda c: (c[0], c[1])):  # frees before starts
-            held += delta
-            if held > result.host_capacity.get(host, 0):
-                raise InternalError(f"host {host} was over-allocated: {held} slots")
+        if len(r.hosts) != len(r.host_slots) or sum(r.host_slots) != r.slots:
+            raise InternalError(f"job {r.job.id}: its hosts do not add up to its slots")
+        ran.append(r)
+    _check_capacity(result, ran)
+
+
+def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
+    """Sweep every host's claims in time (frees before starts at one time)."""
+    index = {name: i for i, name in enumerate(result.host_capacity)}
+    capacity = np.array(list(result.host_capacity.values()), dtype=np.float64)
+    counts = [len(r.hosts) for r in ran]
+    total = sum(counts)
+    if total == 0:
+        return
+    try:
+        host = np.fromiter((index[h] for r in ran for h in r.hosts), dtype=np.intp, count=total)
+    except KeyError as err:
+        raise InternalError(f"a job ran on unknown host {err}") from None
+    slots = np.fromiter((s for r in ran for s in r.host_slots), dtype=np.float64, count=total)
+    starts = np.repeat(np.array([r.start for r in ran], dtype=np.float64), counts)
+    ends = np.repeat(np.array([r.end for r in ran], dtype=np.float64), counts)
+    hosts2 = np.concatenate([host, host])
+    times = np.concatenate([starts, ends])
+    deltas = np.concatenate([slots, -slots])
+    order = np.lexsort((deltas, times, hosts2))
+    hosts2, deltas = hosts2[order], deltas[order]
+    running = np.cumsum(deltas)
+    first = np.r_[True, hosts2[1:] != hosts2[:-1]]
+    base = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
+    before = np.r_[0.0, running][base]  # the cumulative sum before each host's first event
+    held = running - before
+    over = held > capacity[hosts2] + 1e-9
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        name = list(result.host_capacity)[int(hosts2[k])]
+        raise InternalError(f"host {name} was over-allocated: {held[k]:g} slots")

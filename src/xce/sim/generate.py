@@ -12,13 +12,14 @@ file it writes. docs/workload-generator.md describes the model at length; in sho
   per-task memory rusage; a few jobs take a licence; some parallel jobs have
   ``span[ptile=n]`` or ``span[hosts=1]``; compound ``a*{select[..] rusage[..]} + b*{-}``
   and alternative ``{select[type==A] ..} || {select[type==B] ..}``.
-- **who**: users Zipf-like over 20 users (each in one project); queues normal 70 %,
-  high 15 %, low 15 %.
+- **who**: users Zipf-like over 20 users (each in one project); queues normal 80 %,
+  high 15 %, low 5 %.
 
 Names (types, tags, memory resource, licence) come from a cluster, by default the one of
-``examples/cluster.yaml``. Every job is valid there and runnable on the empty cluster:
-sizes, memory and licences are shrunk to what its open hosts and the limits that apply
-to the job's user, queue and project can ever hold.
+``examples/cluster.yaml``. Every job is valid there and can run alone on it once all work
+that ends has ended: sizes, memory and licences are shrunk to what its open hosts, less
+what never-ending running work holds, and the limits that apply to the job's user, queue
+and project can ever hold.
 
 Same seed, model and cluster → the same jobs and a byte-identical file, on any Python:
 only ``random.Random.random()`` is used, whose sequence Python keeps stable. Arrivals,
@@ -44,7 +45,16 @@ from xce.cluster import SLOTS, ClusterState, Limit, Reservation, ResourceKind, s
 from xce.errors import InputError
 from xce.sim.model import SimJob
 
-__all__ = ["WorkloadModel", "generate_workload", "job_to_dict", "write_jobs_file"]
+__all__ = [
+    "JOBS_FILE_SUFFIXES",
+    "WorkloadModel",
+    "default_cluster",
+    "generate_workload",
+    "job_to_dict",
+    "write_jobs_file",
+]
+
+JOBS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 T = TypeVar("T")
 FloatArray = npt.NDArray[np.float64]
@@ -73,7 +83,8 @@ class WorkloadModel:
     """The generator's knobs. Fractions are of all jobs; what is left after
     ``sequential`` and ``parallel`` is compound or alternative, half each."""
 
-    mean_interarrival: float = 60.0  # seconds between submissions, on average
+    mean_interarrival: float = 40.0  # seconds between submissions, on average
+    load: float | None = None  # if set, the offered load instead (sets mean_interarrival)
     daily_amplitude: float = 0.0  # 0: flat Poisson; 0.5: peak rate 1.5x, trough 0.5x
     peak_hour: float = 14.0  # hour of the day the arrival rate peaks
     sequential: float = 0.60
@@ -85,8 +96,8 @@ class WorkloadModel:
     max_overestimate: float = 3.0  # requested time <= runtime x this
     users: int = 20
     zipf_exponent: float = 1.1  # user k submits in proportion to 1 / k^s
-    queues: tuple[tuple[str, float], ...] = (("normal", 0.70), ("high", 0.15), ("low", 0.15))
-    licence_fraction: float = 0.03  # of sequential and parallel jobs
+    queues: tuple[tuple[str, float], ...] = (("normal", 0.80), ("high", 0.15), ("low", 0.05))
+    licence_fraction: float = 0.03  # of simple requirements and compound first terms
 
     def check(self) -> None:
         """Raise :class:`InputError` naming the first knob out of range."""
@@ -109,6 +120,8 @@ class WorkloadModel:
                 raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {value}")
         if not (self.runtime_sigma >= 0 and self.max_overestimate >= 1):
             raise InputError("runtime_sigma must be >= 0 and max_overestimate >= 1")
+        if self.load is not None and not (math.isfinite(self.load) and self.load > 0):
+            raise InputError(f"load must be a positive fraction of the slots, got {self.load}")
         if self.max_tasks < 2 or self.users < 1 or self.zipf_exponent < 0:
             raise InputError("max_tasks must be >= 2, users >= 1, zipf_exponent >= 0")
         if not self.queues or any(w < 0 for _, w in self.queues) or _total(self.queues) <= 0:
@@ -156,7 +169,8 @@ class _Draw:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Select:
-    """A select expression and the open hosts it matches (on the empty cluster)."""
+    """A select expression and the open hosts it matches (on static attributes and
+    capacities)."""
 
     text: str
     hosts: BoolArray
@@ -192,31 +206,59 @@ class _Primary:
         yield _Primary()
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class _Bound:
+    """A limit that applies to a job, less what never-ending work under it holds: per
+    open host (arrays) for a per-host limit, else in all; ``inf`` where it sets none."""
+
+    name: str
+    per_host: bool
+    slots: FloatArray | float
+    jobs: FloatArray | float
+    resources: dict[str, FloatArray | float]
+
+
 class _Cluster:
-    """The open hosts' capacities and names, and the limits, that bound what to draw."""
+    """What the open hosts can ever hold, their names, and the limits: the bounds of
+    what to draw. Running work without a runtime never ends (as in the simulator), so
+    what it holds is never free."""
 
     def __init__(self, state: ClusterState) -> None:
         hosts = state.hosts
-        ok = hosts.ok()
-        self.slots: FloatArray = np.nan_to_num(hosts.capacity[SLOTS][ok])
+        self.ok = hosts.ok()
+        self.index = hosts.index
+        self.forever = [r for r in state.running if r.runtime is None]
+        held, shared_held = self._held(state)
+        self.slots: FloatArray = np.nan_to_num(hosts.capacity[SLOTS] - held[SLOTS])[self.ok]
         if self.slots.sum() < 1:
-            raise InputError("the cluster has no open host with a slot: no job could run")
+            raise InputError("the cluster has no open host with a free slot: no job could run")
         self.mem_name = _memory_resource(state)
-        self.mem: FloatArray = (
-            np.nan_to_num(hosts.capacity[self.mem_name][ok]) if self.mem_name else self.slots * 0
-        )
+        mem = hosts.capacity[self.mem_name] - held[self.mem_name] if self.mem_name else None
+        self.mem: FloatArray = self.slots * 0 if mem is None else np.nan_to_num(mem)[self.ok]
         reservation = state.catalog[self.mem_name].reservation if self.mem_name else None
         self.mem_per_task = reservation is Reservation.PER_TASK
-        self.types = _type_selects(state, ok, self.slots)
+        self.types = _type_selects(state, self.ok, self.slots)
         self.tags = [
-            _Select(name, np.asarray(col[ok]))
-            for name, col in hosts.tags.items()
-            if self.slots[col[ok]].sum() >= 1
+            _Select(name, np.asarray(col[self.ok]))
+            for name, col in sorted(hosts.tags.items())
+            if self.slots[col[self.ok]].sum() >= 1
         ]
-        self.licences = [name for name, total in state.shared_total.items() if total >= 1]
-        self.shared_total = dict(state.shared_total)
+        self.shared_total = {k: v - shared_held[k] for k, v in state.shared_total.items()}
+        self.licences = [name for name, total in self.shared_total.items() if total >= 1]
         self.limits = state.limits
         self.bigmem = self._bigmem()
+
+    def _held(self, state: ClusterState) -> tuple[dict[str, FloatArray], dict[str, float]]:
+        held = {name: np.zeros(state.hosts.n) for name in state.hosts.capacity}
+        shared = dict.fromkeys(state.shared_total, 0.0)
+        for run in self.forever:
+            for a in run.alloc:
+                held[SLOTS][self.index[a.host]] += a.slots
+                for name, amount in a.resources.items():
+                    held[name][self.index[a.host]] += amount
+            for name, amount in run.shared.items():
+                shared[name] += amount
+        return held, shared
 
     def _bigmem(self) -> _Select | None:
         """``mem>Y`` for a quarter of the largest host memory (a big-memory job)."""
@@ -225,21 +267,51 @@ class _Cluster:
         amount = _round_down(float(self.mem.max()) / 4)
         return _Select(f"{self.mem_name}>{amount}", self.mem > amount)
 
-    def limits_for(self, user: str, queue: str, project: str) -> list[Limit]:
-        return [lim for lim in self.limits if lim.applies_to(user, queue, project)]
+    def limits_for(self, user: str, queue: str, project: str) -> list[_Bound]:
+        return [self._bound(lim) for lim in self.limits if lim.applies_to(user, queue, project)]
 
-    def host_caps(self, prim: _Primary, limits: Sequence[Limit]) -> FloatArray:
-        """Tasks of ``prim`` each open host could take, alone on the empty cluster."""
+    def _bound(self, lim: Limit) -> _Bound:
+        runs = [r for r in self.forever if lim.applies_to(r.user, r.queue, r.project)]
+        n = len(self.ok)
+        if lim.per_host:
+            slots, jobs = np.zeros(n), np.zeros(n)
+            amounts = {name: np.zeros(n) for name in lim.resources}
+            for a in (a for r in runs for a in r.alloc):
+                h = self.index[a.host]
+                slots[h] += a.slots
+                jobs[h] += 1
+                for name in amounts:
+                    amounts[name][h] += a.resources.get(name, 0.0)
+            held: tuple[Any, Any, dict[str, Any]] = (
+                slots[self.ok],
+                jobs[self.ok],
+                {k: v[self.ok] for k, v in amounts.items()},
+            )
+        else:
+            held = (
+                sum(r.slots for r in runs),
+                len(runs),
+                {
+                    name: sum(sum(a.resources.get(name, 0.0) for a in r.alloc) for r in runs)
+                    + sum(r.shared.get(name, 0.0) for r in runs)
+                    for name in lim.resources
+                },
+            )
+        return _Bound(
+            lim.name,
+            lim.per_host,
+            math.inf if lim.slots is None else lim.slots - held[0],
+            math.inf if lim.jobs is None else lim.jobs - held[1],
+            {name: amount - held[2][name] for name, amount in lim.resources.items()},
+        )
+
+    def host_caps(self, prim: _Primary, bounds: Sequence[_Bound]) -> FloatArray:
+        """Tasks of ``prim`` each open host could take, alone on the cluster."""
         cap = self.slots if prim.select is None else np.where(prim.select.hosts, self.slots, 0)
-        for lim in limits:
-            if not lim.per_host:
-                continue
-            if lim.jobs is not None and lim.jobs < 1:
-                return cap * 0
-            if lim.slots is not None:
-                cap = np.minimum(cap, lim.slots)
-            if prim.mem and self.mem_name and self.mem_name in lim.resources:
-                cap = self._mem_cap(cap, lim.resources[self.mem_name], prim.mem)
+        for b in (b for b in bounds if b.per_host):
+            cap = np.where(np.asarray(b.jobs) >= 1, np.minimum(cap, b.slots), 0)
+            if prim.mem and self.mem_name and self.mem_name in b.resources:
+                cap = self._mem_cap(cap, b.resources[self.mem_name], prim.mem)
         return self._mem_cap(cap, self.mem, prim.mem) if prim.mem else cap
 
     def _mem_cap(self, cap: FloatArray, mem: FloatArray | float, want: int) -> FloatArray:
@@ -247,9 +319,9 @@ class _Cluster:
             return np.minimum(cap, np.floor(np.asarray(mem) / want))
         return np.where(np.asarray(mem) >= want, cap, 0)
 
-    def most_tasks(self, prim: _Primary, limits: Sequence[Limit]) -> int:
+    def most_tasks(self, prim: _Primary, bounds: Sequence[_Bound]) -> int:
         """The most tasks of ``prim`` that its span lets the hosts hold at once."""
-        cap = self.host_caps(prim, limits)
+        cap = np.maximum(self.host_caps(prim, bounds), 0)
         if prim.span == "hosts=1":
             return int(cap.max(initial=0))
         if prim.span.startswith("ptile="):
@@ -258,21 +330,17 @@ class _Cluster:
         return int(cap.sum())
 
     def within_limits(
-        self, limits: Sequence[Limit], tasks: int, mem: float, licences: Mapping[str, int]
+        self, bounds: Sequence[_Bound], tasks: int, mem: float, licences: Mapping[str, int]
     ) -> bool:
         """Whether the job-level amounts fit the licences and every aggregate limit."""
         if any(self.shared_total.get(name, 0) < n for name, n in licences.items()):
             return False
-        for lim in limits:
-            if lim.per_host:
-                continue
-            if (lim.jobs is not None and lim.jobs < 1) or (
-                lim.slots is not None and lim.slots < tasks
-            ):
+        for b in (b for b in bounds if not b.per_host):
+            if float(b.jobs) < 1 or float(b.slots) < tasks:
                 return False
-            for name, amount in lim.resources.items():
+            for name, amount in b.resources.items():
                 need = mem if name == self.mem_name else licences.get(name, 0)
-                if need > amount:
+                if need > float(amount):
                     return False
         return True
 
@@ -280,15 +348,17 @@ class _Cluster:
         """An upper bound of the memory the job holds in all (for aggregate limits)."""
         return float(prim.mem * tasks)
 
-    def fit(self, prim: _Primary, tasks: int, limits: Sequence[Limit]) -> int:
+    def fit(self, prim: _Primary, tasks: int, bounds: Sequence[_Bound]) -> int:
         """The most tasks, up to ``tasks``, that ``prim`` can ever run with (0: none)."""
-        n = min(tasks, self.most_tasks(prim, limits))
+        n = min(tasks, self.most_tasks(prim, bounds))
         licences = {prim.licence: 1} if prim.licence else {}
-        while n >= 1 and not self.within_limits(limits, n, self.job_mem(prim, n), licences):
+        while n >= 1 and not self.within_limits(bounds, n, self.job_mem(prim, n), licences):
             n -= 1
         return n
 
-    def compound_fits(self, terms: Sequence[tuple[_Primary, int]], limits: Sequence[Limit]) -> bool:
+    def compound_fits(
+        self, terms: Sequence[tuple[_Primary, int]], bounds: Sequence[_Bound]
+    ) -> bool:
         """Sufficient: each term fits even where the other terms took the most they
         could from its hosts (a task wanting m MB removes at most max(1, ⌈m/m_i⌉)
         tasks of term i from a host)."""
@@ -298,7 +368,7 @@ class _Cluster:
                 for j, (o, other) in enumerate(terms)
                 if j != i
             )
-            if self.most_tasks(prim, limits) < n + taken:
+            if self.most_tasks(prim, bounds) < n + taken:
                 return False
         total = sum(n for _, n in terms)
         mem = sum(self.job_mem(p, n) for p, n in terms)
@@ -306,7 +376,7 @@ class _Cluster:
         for p, _ in terms:
             if p.licence:
                 licences[p.licence] = licences.get(p.licence, 0) + 1
-        return self.within_limits(limits, total, mem, licences)
+        return self.within_limits(bounds, total, mem, licences)
 
 
 def _memory_resource(state: ClusterState) -> str | None:
@@ -351,8 +421,9 @@ def _round_down(x: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
-    tasks: int | None
+    tasks: int | None  # None: the compound requirement fixes it
     resreq: str
+    total: int  # tasks the job runs
 
 
 class _Mixer:
@@ -363,7 +434,7 @@ class _Mixer:
         self.m = model
         self.d = draw
 
-    def shape(self, limits: Sequence[Limit]) -> _Shape:
+    def shape(self, limits: Sequence[_Bound]) -> _Shape:
         m, d = self.m, self.d
         r = d.uniform()
         if r < m.sequential:
@@ -398,13 +469,13 @@ class _Mixer:
             licence = d.pick(c.licences, [1.0] * len(c.licences))
         return _Primary(select, mem, span, licence)
 
-    def _simple(self, prim: _Primary, tasks: int, limits: Sequence[Limit]) -> _Shape:
+    def _simple(self, prim: _Primary, tasks: int, limits: Sequence[_Bound]) -> _Shape:
         """Shrink the size first (a parallel job stays parallel), then the requirement."""
         lowest = 2 if tasks >= 2 else 1
         for candidate in prim.simpler():
             n = self.c.fit(candidate, tasks, limits)
             if n >= lowest:
-                return _Shape(n, candidate.render(self.c.mem_name))
+                return _Shape(n, candidate.render(self.c.mem_name), n)
         if lowest > 1:
             return self._simple(prim, 1, limits)
         raise InputError(
@@ -412,7 +483,7 @@ class _Mixer:
             f"(limits {', '.join(lim.name for lim in limits) or 'none'})"
         )
 
-    def _compound(self, limits: Sequence[Limit]) -> _Shape:
+    def _compound(self, limits: Sequence[_Bound]) -> _Shape:
         d, c = self.d, self.c
         first = self._primary(1)
         if first.select is None or first.select is c.bigmem:
@@ -430,14 +501,14 @@ class _Mixer:
                 terms = list(zip(pair, counts, strict=True))
                 if c.compound_fits(terms, limits):
                     text = " + ".join(f"{n}*{{{p.render(c.mem_name) or '-'}}}" for p, n in terms)
-                    return _Shape(None, text)
+                    return _Shape(None, text, sum(counts))
                 if max(counts) == 1:
                     break
                 big = counts.index(max(counts))
                 counts[big] //= 2
         return self._simple(_Primary(), 1, limits)
 
-    def _alternative(self, limits: Sequence[Limit]) -> _Shape:
+    def _alternative(self, limits: Sequence[_Bound]) -> _Shape:
         d, c = self.d, self.c
         pool: list[_Select | None] = [*c.types, *c.tags, None]
         a = d.pick(pool, [1.0] * len(pool))
@@ -455,7 +526,7 @@ class _Mixer:
             texts = [p.render(c.mem_name) for p in pair]
             n = min(c.fit(p, tasks, limits) for p in pair)
             if n >= 1 and texts[0] != texts[1]:
-                return _Shape(n, " || ".join(f"{{{t}}}" for t in texts))
+                return _Shape(n, " || ".join(f"{{{t}}}" for t in texts), n)
         return self._simple(alts[0], tasks, limits)
 
 
@@ -479,7 +550,6 @@ def generate_workload(
     model = model or WorkloadModel()
     model.check()
     target = _Cluster(cluster if cluster is not None else default_cluster())
-    arrivals = _arrivals(n_jobs, model, _Draw(seed, "arrivals"))
     runtimes = _Draw(seed, "runtimes")
     who = _Draw(seed, "who")
     mixer = _Mixer(target, model, _Draw(seed, "mix"))
@@ -487,27 +557,34 @@ def generate_workload(
     zipf = [1.0 / (k + 1) ** model.zipf_exponent for k in range(len(users))]
     queue_names = [q for q, _ in model.queues]
     queue_weights = [w for _, w in model.queues]
-    jobs: list[SimJob] = []
-    for i, submit in enumerate(arrivals):
+    drawn: list[tuple[str, str, str, _Shape, float, float]] = []
+    for _ in range(n_jobs):
         k = who.pick(range(len(users)), zipf)
         user, project = users[k], _PROJECTS[k % len(_PROJECTS)]
         queue = who.pick(queue_names, queue_weights)
         shape = mixer.shape(target.limits_for(user, queue, project))
-        runtime, requested = _runtime(model, runtimes)
-        jobs.append(
-            SimJob(
-                id=str(i + 1),
-                submit=submit,
-                runtime=runtime,
-                tasks=shape.tasks,
-                user=user,
-                queue=queue,
-                project=project,
-                resreq=shape.resreq,
-                requested_time=requested,
-            )
+        drawn.append((user, queue, project, shape, *_runtime(model, runtimes)))
+    if model.load is not None and drawn:
+        work = sum(shape.total * runtime for _, _, _, shape, runtime, _ in drawn)
+        gap = work / len(drawn) / (model.load * float(target.slots.sum()))
+        model = replace(model, mean_interarrival=gap)
+    arrivals = _arrivals(n_jobs, model, _Draw(seed, "arrivals"))
+    return [
+        SimJob(
+            id=str(i + 1),
+            submit=submit,
+            runtime=runtime,
+            tasks=shape.tasks,
+            user=user,
+            queue=queue,
+            project=project,
+            resreq=shape.resreq,
+            requested_time=requested,
         )
-    return jobs
+        for i, (submit, (user, queue, project, shape, runtime, requested)) in enumerate(
+            zip(arrivals, drawn, strict=True)
+        )
+    ]
 
 
 def _users(n: int) -> list[str]:
@@ -539,6 +616,7 @@ def _runtime(model: WorkloadModel, d: _Draw) -> tuple[float, float]:
 
 
 _DEFAULT_CLUSTER = """
+resources: {mem: {kind: consumable, reservation: per_task}, gpu: {kind: boolean}}
 hosts:
   - {name: node01, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
   - {name: node02, slots: 16, resources: {mem: 64000}, attributes: {type: X86_64}}
@@ -558,12 +636,20 @@ queues: {high: {priority: 50, preempts: [normal]}, normal: {priority: 30}, low: 
 limits:
   - {name: alice_per_host, users: [alice], per_host: true, slots: 8}
   - {name: low_queue, queues: [low], jobs: 4, resources: {mem: 64000}}
+running:  # no runtime: they hold these for ever
+  - {id: r1, user: bob, queue: normal, project: climate, start_time: -3600,
+     alloc: [{host: node01, slots: 8, resources: {mem: 16000}},
+             {host: node02, slots: 8, resources: {mem: 16000}}]}
+  - {id: r2, user: carol, queue: high, project: cfd, start_time: -600, shared: {lic_x: 1},
+     alloc: [{host: bigmem01, slots: 4, resources: {mem: 80000}}]}
+  - {id: r3, user: dave, start_time: -7200,
+     alloc: [{host: node07, slots: 16, resources: {mem: 32000}}]}
 """
 """What the generator uses of ``examples/cluster.yaml`` (a test keeps the two alike)."""
 
 
 def default_cluster() -> ClusterState:
-    """The hosts, licences, queues and limits of ``examples/cluster.yaml``."""
+    """The hosts, licences, queues, limits and running work of ``examples/cluster.yaml``."""
     return state_from_text(_DEFAULT_CLUSTER, "<default cluster: examples/cluster.yaml>")
 
 
@@ -610,7 +696,7 @@ def write_jobs_file(jobs: Sequence[SimJob], path: str | os.PathLike[str]) -> Non
         text = "".join(f"{_json(e)}\n" for e in entries)
     else:
         raise InputError(
-            "unknown jobs file type: expected .yaml, .yml, .json or .jsonl", source=target
+            f"unknown jobs file type: expected {', '.join(JOBS_FILE_SUFFIXES)}", source=target
         )
     with open(target, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)

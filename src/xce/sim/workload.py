@@ -1,0 +1,100 @@
+"""Loading a workload: an SWF trace, or a jobs file (YAML/JSON/JSONL).
+
+A jobs file is the ``jobs`` list of a state file (design §4) where every job also has a
+``runtime`` (and may have a ``requested_time``): ``{"jobs": [...]}`` in YAML or JSON,
+or one job object per line in JSONL. Errors name the file, the path and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Literal
+
+from xce.cluster import PendingJob, state_from_dict, state_from_text
+from xce.errors import InputError
+from xce.sim.model import SimJob
+from xce.sim.swf import SwfTrace, read_swf
+
+__all__ = ["is_swf", "load_jobs_file", "load_workload"]
+
+
+def _no_check(text: str, low: int | None, high: int | None) -> None:
+    """Requirements are checked against the simulated cluster when jobs arrive."""
+
+
+def is_swf(path: str) -> bool:
+    return path.endswith((".swf", ".swf.gz"))
+
+
+def _sim_job(job: PendingJob, source: str, where: str) -> SimJob:
+    if job.runtime is None:
+        raise InputError("a simulated job needs a runtime", source=source, path=where)
+    return SimJob(
+        id=job.id,
+        submit=job.submit_time,
+        runtime=job.runtime,
+        tasks=job.max_tasks if job.tasks_given else None,
+        user=job.user,
+        queue=job.queue,
+        project=job.project,
+        resreq=job.resreq,
+        requested_time=job.requested_time,
+    )
+
+
+def load_jobs_file(path: str | os.PathLike[str]) -> list[SimJob]:
+    """Jobs of a ``.yaml``/``.yml``/``.json``/``.jsonl`` jobs file, in file order."""
+    source = os.fspath(path)
+    if not source.endswith((".json", ".jsonl", ".yaml", ".yml")):
+        raise InputError(
+            "unknown jobs file type: expected .yaml, .yml, .json or .jsonl", source=source
+        )
+    try:
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise InputError(
+            f"cannot read the jobs file: {err.strerror or err}", source=source
+        ) from err
+    if source.endswith(".jsonl"):
+        return _jsonl(text, source)
+    fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
+    state = state_from_text(text, source, fmt, check_resreq=_no_check)
+    return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
+
+
+def _jsonl(text: str, source: str) -> list[SimJob]:
+    jobs: list[SimJob] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                f"not JSON: {err.msg}", source=source, line=number, column=err.colno, text=line
+            ) from None
+        try:
+            state = state_from_dict({"jobs": [item]}, source, check_resreq=_no_check)
+        except InputError as err:
+            path = (err.path or "").replace("jobs[0]", "job", 1)
+            raise InputError(
+                err.message, source=source, path=path or None, line=number, text=line
+            ) from None
+        jobs.append(_sim_job(state.jobs[0], source, f"line {number}"))
+    ids = [j.id for j in jobs]
+    if len(set(ids)) != len(ids):
+        raise InputError("job ids must be unique", source=source)
+    return jobs
+
+
+def load_workload(
+    path: str | os.PathLike[str], **swf: object
+) -> tuple[list[SimJob], SwfTrace | None]:
+    """Jobs of an SWF trace (with the trace, for its header and skip counts) or a jobs file."""
+    source = os.fspath(path)
+    if is_swf(source):
+        trace = read_swf(source, **swf)  # type: ignore[arg-type]
+        return trace.jobs, trace
+    return load_jobs_file(source), None

@@ -1,0 +1,125 @@
+"""Simulation plots (``xce.sim.plots``): four PNG files, byte-identical for the same
+input, and no crash on empty input."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+from xce.sim.model import JobRecord, SimJob, Timeline
+from xce.sim.plots import SIZE_BUCKETS, size_bucket, write_plots
+
+NAMES = ["utilisation.png", "queue.png", "wait_cdf.png", "bsld_by_size.png"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _record(i: int, tasks: int, submit: float, wait: float | None, runtime: float) -> JobRecord:
+    job = SimJob(str(i), submit, runtime, tasks)
+    if wait is None:
+        return JobRecord(job, None, None, unrunnable="too big")
+    start = submit + wait
+    return JobRecord(job, start, start + runtime, hosts=("h1",), slots=tasks)
+
+
+def _run() -> tuple[list[JobRecord], Timeline]:
+    """A small made-up run: every size bucket, zero and long waits, one unrunnable job."""
+    records = [
+        _record(i, tasks, 60.0 * i, wait, runtime)
+        for i, (tasks, wait, runtime) in enumerate(
+            [
+                (1, 0.0, 5.0),
+                (1, 0.0, 600.0),
+                (3, 30.0, 60.0),
+                (8, 3600.0, 7200.0),
+                (32, 7200.0, 3600.0),
+                (100, 0.0, 86400.0),
+                (4, 0.5, 10.0),
+                (512, None, 1.0),
+            ]
+        )
+    ]
+    timeline = Timeline(total_slots=128, times=[], busy=[], pending=[])
+    for t, busy, pending in [(0, 1, 0), (60, 2, 0), (3600, 40, 3), (7200, 120, 5), (90000, 0, 0)]:
+        timeline.add(float(t), busy, pending)
+    return records, timeline
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk comes first
+    return width, height
+
+
+def test_writes_four_pngs(tmp_path: Path) -> None:
+    records, timeline = _run()
+    paths = write_plots(records, timeline, tmp_path / "out")
+    assert [p.name for p in paths] == NAMES
+    for path in paths:
+        data = path.read_bytes()
+        assert data.startswith(PNG_MAGIC)
+        assert len(data) > 5000
+        assert _png_size(data) == (800, 450)
+
+
+def test_identical_input_identical_bytes(tmp_path: Path) -> None:
+    records, timeline = _run()
+    first = write_plots(records, timeline, tmp_path / "a")
+    second = write_plots(records, timeline, tmp_path / "b")
+    for a, b in zip(first, second, strict=True):
+        assert a.read_bytes() == b.read_bytes()
+        assert b"matplotlib" not in a.read_bytes()  # no software tag that changes by version
+
+
+def test_leaves_matplotlib_settings_alone(tmp_path: Path) -> None:
+    records, timeline = _run()
+    before = dict(matplotlib.rcParams)
+    write_plots(records, timeline, tmp_path)
+    assert dict(matplotlib.rcParams) == before
+
+
+@pytest.mark.parametrize(
+    ("records", "timeline"),
+    [
+        ([], Timeline(0, [], [], [])),
+        ([], Timeline(16, [0.0], [0], [0])),
+        ([_record(0, 2, 0.0, None, 5.0)], Timeline(16, [5.0, 5.0], [1, 1], [2, 2])),
+        ([_record(0, 2, 0.0, 0.0, 5.0)], Timeline(16, [0.0, 5.0], [2, 0], [0, 0])),
+    ],
+    ids=["nothing", "one sample", "nothing ran", "one job"],
+)
+def test_empty_or_tiny_input_does_not_crash(
+    tmp_path: Path, records: list[JobRecord], timeline: Timeline
+) -> None:
+    for path in write_plots(records, timeline, tmp_path):
+        assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "label"),
+    [
+        (1, "1"),
+        (2, "2–4"),
+        (4, "2–4"),
+        (5, "5–16"),
+        (16, "5–16"),
+        (17, "17–64"),
+        (64, "17–64"),
+        (65, "65+"),
+        (100000, "65+"),
+    ],
+)
+def test_size_buckets(tasks: int, label: str) -> None:
+    assert SIZE_BUCKETS[size_bucket(tasks)][0] == label
+
+
+def test_long_timelines_are_drawn_as_an_envelope(tmp_path: Path) -> None:
+    """A long run (here 50,000 samples) is reduced before drawing, deterministically."""
+    n = 50_000
+    timeline = Timeline(1000, [float(t) for t in range(n)], [], [])
+    timeline.busy = [(t * 7919) % 1001 for t in range(n)]
+    timeline.pending = [(t * 104729) % 5000 for t in range(n)]
+    first = write_plots([], timeline, tmp_path / "a")
+    second = write_plots([], timeline, tmp_path / "b")
+    assert [a.read_bytes() for a in first] == [b.read_bytes() for b in second]
