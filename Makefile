@@ -32,8 +32,11 @@ test: lint typecheck
 test-all: lint typecheck
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+include benchmarks/accasim/accasim.mk
+
+# Every benchmark; the simulation suite also runs AccaSim in its own venv (about 10 min).
+bench: $(STAMP) accasim-venv
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist
+	rm -rf $(VENV) .venv-accasim .mypy_cache .pytest_cache .ruff_cache .hypothesis build dist

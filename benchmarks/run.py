@@ -9,10 +9,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_alloc, bench_core, bench_resreq
+from benchmarks import bench_alloc, bench_core, bench_resreq, bench_sim
 from benchmarks.common import Result
 
-SUITES = {"resreq": bench_resreq.run, "alloc": bench_alloc.run, "core": bench_core.run}
+SUITES = {
+    "resreq": bench_resreq.run,
+    "alloc": bench_alloc.run,
+    "core": bench_core.run,
+    "sim": bench_sim.run,
+}
 
 
 def main(argv: list[str]) -> int:

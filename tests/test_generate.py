@@ -446,3 +446,15 @@ def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str], message: str) ->
 
 def test_cli_usage_error_exits_2() -> None:
     assert _xce("generate", "--jobs", "many").exit_code == 2
+
+
+def test_registered_in_the_xce_command(tmp_path: Path) -> None:
+    from xce.cli.main import app
+
+    out = tmp_path / "w.json"
+    result = CliRunner().invoke(app, ["workload", "generate", "-n", "20", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(_read(out)) == 20
+    assert (
+        CliRunner().invoke(app, ["workload", "generate", "-n", "0", "-o", str(out)]).exit_code == 2
+    )

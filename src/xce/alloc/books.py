@@ -41,7 +41,13 @@ class SessionBooks:
     def reset(self) -> None:
         """Session start: availability from the state; memo and cursors cleared."""
         st = self.state
-        self._avail = {name: st.hosts.capacity[name] - st.used[name] for name in st.hosts.capacity}
+        avail = self._avail
+        for name, capacity in st.hosts.capacity.items():
+            mine = avail.get(name)
+            if mine is not None and mine.shape == capacity.shape:
+                np.subtract(capacity, st.used[name], out=mine)  # no new array per session
+            else:
+                avail[name] = capacity - st.used[name]
         self._shared = {name: st.shared_free(name) for name in st.shared_total}
         self.ok = np.asarray(st.hosts.status == HostStatus.OK)
         self.memo.reset()

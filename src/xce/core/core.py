@@ -223,6 +223,20 @@ class SchedulerCore:
     def _holdings(self, job_id: str, allocation: JobAllocation) -> _Holdings:
         """Per resource: the distinct hosts of an allocation and the amount on each."""
         claims = allocation.claims
+        if len(claims) == 1:  # the common case, without numpy's fixed costs
+            c = claims[0]
+            if not 0 <= c.host < self._hosts.n:
+                raise EventError(f"JobStarted: job {job_id!r}: no host #{c.host} in this cluster")
+            one = np.array([c.host], dtype=np.intp)
+            held = [(SLOTS, one, np.array([float(c.slots)]))]
+            for name, amount in c.amounts:
+                if name not in self._used:
+                    raise EventError(
+                        f"JobStarted: job {job_id!r}: {name!r} is not a host consumable"
+                    )
+                if amount:
+                    held.append((name, one, np.array([amount])))
+            return held
         hosts = np.fromiter((c.host for c in claims), dtype=np.intp, count=len(claims))
         bad = hosts[(hosts < 0) | (hosts >= self._hosts.n)]
         if len(bad):

@@ -117,7 +117,11 @@ class Simulation:
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
         self._seq = 0
-        self._records: dict[str, JobRecord] = {}
+        self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
+        # jobs running now: (job, start, hosts, host slots, slots, alternative, killed)
+        self._started: dict[
+            str, tuple[SimJob, float, tuple[str, ...], tuple[int, ...], int, int | None, bool]
+        ] = {}
         self._jobs = {j.id: j for j in self.jobs}
         self._new: list[PendingJob] = []
         self._freed = True
@@ -243,9 +247,12 @@ class Simulation:
         self.core.apply(JobFinished(job_id, now))
         self._busy -= run.slots
         self._freed = True
-        record = self._records.get(job_id)
-        if record is not None:  # None: work that was running when the simulation began
-            self._records[job_id] = replace(record, end=now)
+        started = self._started.pop(job_id, None)
+        if started is not None:  # None: work that was running when the simulation began
+            job, start, hosts, host_slots, slots, alternative, killed = started
+            self._records[job_id] = JobRecord(
+                job, start, now, hosts, host_slots, slots, alternative, killed
+            )
             self._ended += 1
 
     # --- sessions --------------------------------------------------------------------
@@ -326,15 +333,14 @@ class Simulation:
             duration, killed = job.requested_time, True
         names = self.core.state.hosts.names
         claims = decision.allocation.claims
-        self._records[job.id] = JobRecord(
+        self._started[job.id] = (
             job,
             now,
-            None,
-            hosts=tuple(names[c.host] for c in claims),
-            host_slots=tuple(c.slots for c in claims),
-            slots=decision.allocation.slots,
-            alternative=decision.allocation.alternative,
-            killed=killed,
+            tuple(names[c.host] for c in claims),
+            tuple(c.slots for c in claims),
+            decision.allocation.slots,
+            decision.allocation.alternative,
+            killed,
         )
         self._push(now + duration, _FINISH, job.id)
 

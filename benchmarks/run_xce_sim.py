@@ -1,0 +1,62 @@
+"""Run one ``xce simulate`` replay in a fresh process and print its figures as JSON.
+
+The twin of ``benchmarks/accasim/run_accasim.py``: the same workload prefix and cluster,
+so the two are measured side by side (wall time of the simulation alone, total time,
+peak memory, and the aggregates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from xce.cli.simulate_cmd import uniform_cluster
+from xce.sim.engine import SimOptions, Simulation, verify
+from xce.sim.metrics import metrics
+from xce.sim.swf import read_swf
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--nodes", type=int, required=True)
+    parser.add_argument("--cores", type=int, default=1)
+    parser.add_argument("--jobs", type=int)
+    parser.add_argument("--picker", default="strict")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    trace = read_swf(args.workload, limit=args.jobs)
+    cluster = uniform_cluster(args.nodes, args.cores)
+    sim = Simulation(cluster, trace.jobs, SimOptions(picker=args.picker, single_queue=True))
+    began = time.perf_counter()
+    result = sim.run()
+    wall = time.perf_counter() - began
+    verify(result, sim.jobs)
+    data = metrics(result, trace)
+    total = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "total_s": total,
+                "peak_rss_mb": peak,
+                "jobs": data["ran"],
+                "mean_wait_s": data["mean_wait_s"],
+                "median_wait_s": data["median_wait_s"],
+                "mean_bsld": data["mean_bsld"],
+                "makespan_s": data["makespan_s"],
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
