@@ -304,9 +304,6 @@ def _alloc(
     )
 
 
-_BUG_KEYERROR = "BUG: an allocation naming an unknown resource raises KeyError, not EventError"
-_BUG_PICKER = "BUG: QueuesChanged with an unknown picker raises InputError, not EventError"
-
 REFUSED: list[Any] = [
     pytest.param(JobStarted("zz", _alloc(("h2", 1, {}))), "not a pending job", id="start-unknown"),
     pytest.param(JobStarted("r1", _alloc(("h2", 1, {}))), "not a pending job", id="start-running"),
@@ -354,16 +351,15 @@ REFUSED: list[Any] = [
     pytest.param(JobStarted("j1", _alloc(("hneg", 1, {}))), "no host #-1", id="start-neg-host"),
     pytest.param(
         JobStarted("j1", _alloc(("h2", 1, {"gpu": 1}))),
-        "gpu",
+        "'gpu' is not a host consumable",
         id="start-unknown-resource",
-        marks=pytest.mark.xfail(strict=True, reason=_BUG_KEYERROR),
     ),
     pytest.param(
         JobStarted("j1", _alloc(("h2", 1, {}), shared={"zz": 1})),
-        "zz",
+        "unknown shared resource 'zz'",
         id="start-unknown-shared",
-        marks=pytest.mark.xfail(strict=True, reason=_BUG_KEYERROR),
     ),
+    pytest.param(JobStarted("j1", _alloc()), "at least one host", id="start-no-claims"),
     pytest.param(HostAdded("h1", 1, {}, {}), "host 'h1' already exists", id="add-dup"),
     pytest.param(HostAdded("h3", 1, {"gpu": 1}, {}), "'gpu' is not a consumable", id="add-gpu"),
     pytest.param(HostAdded("h3", -1, {}, {}), "slots must be >= 0", id="add-neg-slots"),
@@ -381,18 +377,18 @@ REFUSED: list[Any] = [
         QueuesChanged({"normal": Queue("normal", picker="nope")}),
         "unknown picker 'nope'",
         id="queue-unknown-picker",
-        marks=pytest.mark.xfail(strict=True, reason=_BUG_PICKER),
     ),
     pytest.param(
         QueuesChanged({}, default_picker="nope"),
         "unknown picker 'nope'",
         id="unknown-default-picker",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: an unknown default picker is accepted when every queue names its "
-            "own picker (or there is none); the next run_session then raises InputError",
-        ),
     ),
+    pytest.param(
+        LimitsChanged((Limit("l", slots=1), Limit("l", slots=2))),
+        "same name",
+        id="duplicate-limit-names",
+    ),
+    pytest.param(SharedChanged("lic", math.nan), "must be a number", id="shared-nan"),
     pytest.param("not an event", "not an event", id="not-an-event"),
 ]
 

@@ -309,17 +309,14 @@ _LOADER_REFUSES = "accepted by the core, but its snapshot does not load"
         pytest.param(
             LimitsChanged((Limit("l", slots=1), Limit("l", slots=2))),
             id="duplicate-limit-names",
-            marks=_bug(f"two limits of one name are {_LOADER_REFUSES}"),
         ),
         pytest.param(
             SharedChanged("lic", math.nan),
             id="nan-shared-total",
-            marks=_bug(f"a NaN shared total is {_LOADER_REFUSES}"),
         ),
         pytest.param(
             JobStarted("j1", JobAllocation(())),
             id="empty-allocation",
-            marks=_bug(f"a JobStarted with no claims is {_LOADER_REFUSES} (running alloc [])"),
         ),
     ],
 )

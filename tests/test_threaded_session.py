@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from builders import ClusterBuilder
@@ -160,30 +160,35 @@ def test_core_threaded_sessions_match_single_threaded_ones() -> None:
 
 
 class HandshakeToken(CancelToken):
-    """A token that, at checkpoint number ``at`` (from whichever thread gets there),
-    tells the canceller (``reached``) and waits until it has cancelled (``cancel_sent``);
-    it then returns normally, so cancellation is observed at each thread's *next*
-    checkpoint. Counts, per thread, the checkpoints entered after the cancel."""
+    """A token that, at the ``at``-th checkpoint passed by the pipeline thread named
+    ``thread``, tells the canceller (``reached``) and blocks that thread until the cancel
+    was sent (``cancel_sent``); the checkpoint then returns normally, so cancellation is
+    observed at each thread's *next* checkpoint. Counts, per thread, the checkpoints
+    entered after the cancel.
 
-    def __init__(self, at: int) -> None:
+    The handshake thread is blocked while the cancel is sent, so it still has work (and
+    checkpoints) left whenever ``at`` is below its own number of checkpoints: the other
+    thread cannot finish the session alone in the meantime."""
+
+    def __init__(self, thread: str, at: int) -> None:
         super().__init__()
+        self.thread = thread
         self.at = at
         self.reached = threading.Event()
         self.cancel_sent = threading.Event()
         self.after_cancel: dict[str, int] = {}
-        self._lock = threading.Lock()
+        self._mine = 0
 
     def checkpoint(self) -> None:
+        name = threading.current_thread().name
         if self.cancel_sent.is_set():
-            name = threading.current_thread().name
-            with self._lock:
-                self.after_cancel[name] = self.after_cancel.get(name, 0) + 1
+            self.after_cancel[name] = self.after_cancel.get(name, 0) + 1
         super().checkpoint()
-        with self._lock:
-            handshake = not self.reached.is_set() and self.checkpoints >= self.at
-            if handshake:
-                self.reached.set()
-        if handshake:
+        if name != self.thread or self.reached.is_set():
+            return
+        self._mine += 1
+        if self._mine == self.at:
+            self.reached.set()
             assert self.cancel_sent.wait(SAFETY_NET_S)
 
 
@@ -199,17 +204,18 @@ def _canceller(token: HandshakeToken) -> threading.Thread:
 
 
 def _checkpoints(state: ClusterState, picker: str) -> int:
-    """Checkpoints of a whole single-threaded session (the threaded one has more)."""
+    """Checkpoints of a whole single-threaded session: the allocator thread of a threaded
+    one passes at least as many (the same decisions, plus polls of an empty queue)."""
     token = CancelToken()
     SchedulerCore(state, picker=picker).run_session(token=token)
     return token.checkpoints
 
 
-def _assert_cancel_then_recover(state: ClusterState, picker: str, at: int) -> None:
+def _assert_cancel_then_recover(state: ClusterState, picker: str, thread: str, at: int) -> None:
     reference = SchedulerCore(state, picker=picker).run_session()
     core = SchedulerCore(state, picker=picker)
     before = state_to_dict(core.state), {k: v.tolist() for k, v in core.state.used.items()}
-    token = HandshakeToken(at)
+    token = HandshakeToken(thread, at)
     canceller = _canceller(token)
     with pytest.raises(Cancelled):
         core.run_session(threads=True, token=token)
@@ -226,17 +232,33 @@ def _assert_cancel_then_recover(state: ClusterState, picker: str, at: int) -> No
         assert _values(again.decisions) == _values(reference.decisions)
 
 
-@pytest.mark.parametrize("where", ["first", "middle"])
+@pytest.mark.parametrize(
+    ("thread", "where"),
+    [
+        ("xce-picker", "first"),
+        ("xce-picker", "middle"),
+        ("xce-allocator", "first"),
+        ("xce-allocator", "middle"),
+    ],
+)
 @pytest.mark.parametrize("picker", PICKERS)
-def test_cancel_from_another_thread_ends_the_threaded_session(picker: str, where: str) -> None:
+def test_cancel_from_another_thread_ends_the_threaded_session(
+    picker: str, thread: str, where: str
+) -> None:
     """Issue 4 AC: cancelling a session in the threaded mode from another thread ends it
     at the next checkpoint (Cancelled out of run_session; each thread passes at most one
-    checkpoint after the cancel, and both have ended); the core's state is unchanged;
-    the core then runs the next session normally (a fresh token), with the decisions of
-    a never-cancelled run."""
+    checkpoint after the cancel, and both have ended) — cancelled while the picker or the
+    allocator thread is at its first or a middle checkpoint; the core's state is
+    unchanged; the core then runs the next session normally (a fresh token), with the
+    decisions of a never-cancelled run."""
     state = _many_jobs(400)
-    at = 1 if where == "first" else _checkpoints(state, picker) // 2
-    _assert_cancel_then_recover(state, picker, at)
+    if where == "first":
+        at = 1
+    elif thread == "xce-picker":
+        at = len(state.jobs) // 2  # the picker checkpoints at least once per pick
+    else:
+        at = _checkpoints(state, picker) // 2
+    _assert_cancel_then_recover(state, picker, thread, at)
 
 
 @settings(max_examples=25)
@@ -244,12 +266,14 @@ def test_cancel_from_another_thread_ends_the_threaded_session(picker: str, where
 def test_cancel_at_any_checkpoint_leaves_the_core_ready(
     scenario: Scenario, picker: str, data: st.DataObject
 ) -> None:
-    """Issue 4 AC (property): cancelled at a random checkpoint of a random state, the
+    """Issue 4 AC (property): cancelled at a random checkpoint of its allocator thread
+    (any but the last a single-threaded session would pass), over a random state, the
     threaded session ends, nothing changed, and the next session decides as a
     never-cancelled one."""
     total = _checkpoints(scenario.state, picker)
-    at = data.draw(st.integers(1, max(1, total // 2)), label="cancel at")
-    _assert_cancel_then_recover(scenario.state, picker, at)
+    assume(total >= 2)
+    at = data.draw(st.integers(1, total - 1), label="cancel at")
+    _assert_cancel_then_recover(scenario.state, picker, "xce-allocator", at)
 
 
 # -- exceptions in the pipeline's threads ----------------------------------------------------

@@ -325,12 +325,13 @@ class Allocator:
         claimed: list[Claim] = []
         taken: set[int] = set()
         buckets = plan.buckets
-        runs = _run_lengths(buckets)
         b = 0
         while b < len(buckets):
             need = buckets[b]
             ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
-            run = runs[b]
+            run = 1
+            while b + run < len(buckets) and buckets[b + run] == need:
+                run += 1
             if self.options.shortcuts and run > 1 and claimed:
                 claims = claim_run(ctx, finder, self._hooks, need, run, taken)
                 if claims is not None:
@@ -453,15 +454,6 @@ class Allocator:
             if per_task.get(name, 0.0) > 0:
                 room = min(room, _floor(free / per_task[name]))
         return max(room, 0)
-
-
-def _run_lengths(buckets: tuple[int, ...]) -> list[int]:
-    """For each bucket, how many buckets from it on have the same size."""
-    runs = [1] * len(buckets)
-    for b in range(len(buckets) - 2, -1, -1):
-        if buckets[b] == buckets[b + 1]:
-            runs[b] = runs[b + 1] + 1
-    return runs
 
 
 def _floor(x: float) -> int:

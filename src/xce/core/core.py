@@ -5,8 +5,9 @@ decisions they choose to (as ``JobStarted`` events)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -96,6 +97,10 @@ class SchedulerCore:
     def pending_count(self) -> int:
         """How many jobs are pending (without building a state view)."""
         return len(self._pending)
+
+    def pending_jobs(self) -> Iterator[PendingJob]:
+        """The pending jobs in arrival order (do not apply events while iterating)."""
+        return iter(self._pending.values())
 
     def pending(self, job_id: str) -> PendingJob | None:
         return self._pending.get(job_id)
@@ -329,6 +334,16 @@ def _attribute_kind(value: object) -> ResourceKind:
     return ResourceKind.NUMERIC
 
 
+@lru_cache(maxsize=1 << 16)
+def _plain(name: str, slots: int) -> HostAlloc:
+    return HostAlloc(name, slots, _NO_AMOUNTS)
+
+
+def _plain_alloc(names: list[str], host: int, slots: int) -> HostAlloc:
+    """Slots alone on a host: immutable, so one object serves every job (wide jobs)."""
+    return _plain(names[host], slots)
+
+
 def _running_job(
     job: PendingJob,
     allocation: JobAllocation,
@@ -337,7 +352,9 @@ def _running_job(
     time: float,
 ) -> RunningJob:
     allocs = tuple(
-        HostAlloc(names[c.host], c.slots, dict(c.amounts) if c.amounts else _NO_AMOUNTS)
+        _plain_alloc(names, c.host, c.slots)
+        if not c.amounts
+        else HostAlloc(names[c.host], c.slots, dict(c.amounts))
         for c in allocation.claims
     )
     return RunningJob(
