@@ -416,11 +416,6 @@ def test_events_before_a_refused_one_stay_applied() -> None:
     assert [j.id for j in core.state.jobs] == ["j1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the core shares the HostTable of the state it was built from and changes "
-    "it in place on HostChanged, so the caller's ClusterState changes too",
-)
 def test_the_core_does_not_change_the_state_it_was_built_from() -> None:
     """Issue 4 (the core owns its state): events change the core's state, never the
     ClusterState object the core was built from (``used`` is copied; so must hosts be)."""

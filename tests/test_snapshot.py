@@ -265,13 +265,6 @@ def _small() -> SchedulerCore:
     return SchedulerCore(state)
 
 
-def _bug(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"BUG: {reason}")
-
-
-_LOADER_REFUSES = "accepted by the core, but its snapshot does not load"
-
-
 @pytest.mark.parametrize(
     "event",
     [
@@ -284,27 +277,22 @@ _LOADER_REFUSES = "accepted by the core, but its snapshot does not load"
         pytest.param(
             HostChanged("h1", capacity={"slots": 2.5}),
             id="fractional-slots",
-            marks=_bug("HostChanged accepts 2.5 slots; the snapshot writes int(2.5) == 2"),
         ),
         pytest.param(
             QueuesChanged({"normal": Queue("normal", 1, ("nosuch",))}),
             id="preempts-unknown-queue",
-            marks=_bug(f"a queue preempting an unknown queue is {_LOADER_REFUSES}"),
         ),
         pytest.param(
             QueuesChanged({"normal": Queue("normal", 1, ("normal",))}),
             id="preempts-itself",
-            marks=_bug(f"a queue preempting itself is {_LOADER_REFUSES}"),
         ),
         pytest.param(
             QueuesChanged({"normal": Queue("normal", 1, shares={"alice": -1})}),
             id="negative-share",
-            marks=_bug(f"a negative fairshare share is {_LOADER_REFUSES}"),
         ),
         pytest.param(
             LimitsChanged((Limit("empty"),)),
             id="limit-sets-nothing",
-            marks=_bug(f"a limit setting none of slots, jobs, resources is {_LOADER_REFUSES}"),
         ),
         pytest.param(
             LimitsChanged((Limit("l", slots=1), Limit("l", slots=2))),

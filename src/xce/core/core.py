@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 
 from xce.alloc import AllocatorRegistry, AllocOptions, CancelToken, JobAllocation
-from xce.cluster import SLOTS, ClusterState, HostAlloc, PendingJob, ResourceKind, RunningJob
+from xce.cluster import (
+    SLOTS,
+    ClusterState,
+    HostAlloc,
+    HostTable,
+    PendingJob,
+    Queue,
+    ResourceKind,
+    RunningJob,
+)
 from xce.core.events import (
     Event,
     HostAdded,
@@ -52,7 +61,8 @@ class SchedulerCore:
         picker: str | None = None,
     ) -> None:
         self._catalog = state.catalog
-        self._hosts = state.hosts
+        t = state.hosts  # a copy: host events must not change the caller's state
+        self._hosts = HostTable(t.names, t.status, t.capacity, t.numeric, t.strings, t.tags)
         self._used = {k: v.copy() for k, v in state.used.items()}
         self._shared_total = dict(state.shared_total)
         self._shared_used = dict(state.shared_used)
@@ -162,6 +172,8 @@ class SchedulerCore:
                 if len(set(names)) != len(names):
                     raise EventError("LimitsChanged: two limits have the same name")
                 for lim in limits:
+                    if lim.slots is None and lim.jobs is None and not lim.resources:
+                        raise EventError(f"limit {lim.name!r} sets none of slots, jobs, resources")
                     for key in lim.resources:
                         kind = self._catalog.kind(key)
                         if key == SLOTS or kind is None or not kind.consumable:
@@ -170,6 +182,7 @@ class SchedulerCore:
                             )
                 self._limits = tuple(limits)
             case QueuesChanged(queues, default_picker):
+                _check_queues(queues)
                 for name in {
                     default_picker or "fcfs",
                     *(q.picker for q in queues.values() if q.picker),
@@ -298,6 +311,8 @@ class SchedulerCore:
             raise EventError(f"HostChanged: unknown host {e.name!r}")
         capacity = dict(e.capacity or {})
         for key, value in capacity.items():
+            if key == SLOTS and not float(value).is_integer():
+                raise EventError(f"HostChanged: host {e.name!r}: slots must be a whole number")
             if key not in self._hosts.capacity:
                 raise EventError(f"HostChanged: {key!r} is not a consumable host resource")
             if not value >= 0 or (
@@ -324,6 +339,16 @@ class SchedulerCore:
                 f"the {self._shared_used[name]:g} held"
             )
         self._shared_total[name] = total
+
+
+def _check_queues(queues: Mapping[str, Queue]) -> None:
+    for name, q in queues.items():
+        for other in q.preempts:
+            if other == name or other not in queues:
+                raise EventError(f"QueuesChanged: queue {name!r} cannot preempt {other!r}")
+        for user, share in q.shares.items():
+            if not share >= 0:
+                raise EventError(f"QueuesChanged: queue {name!r}: share of {user!r} must be >= 0")
 
 
 def _attribute_kind(value: object) -> ResourceKind:
