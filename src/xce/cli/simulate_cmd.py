@@ -170,6 +170,8 @@ def simulate(
     state = load_state(cluster) if cluster is not None else None
     if state is not None and (hosts is not None or slots_per_host is not None):
         raise InputError("give --cluster or --hosts/--slots-per-host, not both")
+    if state is None and hosts is not None and workload.startswith(SYNTHETIC):
+        state = uniform_cluster(hosts, slots_per_host or 1)  # generate for this cluster
     jobs, trace = _workload(workload, state, seed, limit, lenient)
     if state is None:
         if hosts is None and trace is not None:

@@ -83,6 +83,8 @@ class SimResult:
     stats: SimStats
     total_slots: int
     host_capacity: dict[str, int] = field(default_factory=dict)
+    # claims of work running when the simulation began: (host, start, end, slots)
+    base_load: list[tuple[str, float, float, int]] = field(default_factory=list)
 
     @property
     def unrunnable(self) -> list[JobRecord]:
@@ -140,6 +142,8 @@ class Simulation:
         for job in self.jobs:
             if job.id in seen:
                 raise InputError(f"workload: job id {job.id!r} appears twice")
+            if not (math.isfinite(job.submit) and math.isfinite(job.runtime) and job.runtime >= 0):
+                raise InputError(f"workload: job {job.id!r} needs a finite submit time and runtime")
             seen.add(job.id)
 
     # --- the loop --------------------------------------------------------------------
@@ -147,16 +151,22 @@ class Simulation:
         start = time.perf_counter()
         for job in self.jobs:
             self._push(job.submit, _SUBMIT, job.id)
+        base: list[tuple[str, float, float, int]] = []
         for run in self.core.state.running:
+            end = math.inf if run.runtime is None else run.start_time + run.runtime
+            base += [(a.host, run.start_time, end, a.slots) for a in run.alloc]
             if run.runtime is not None:
-                self._push(run.start_time + run.runtime, _FINISH, run.id)
+                self._push(end, _FINISH, run.id)
         state = self.core.state
         total = int(np.nansum(state.hosts.capacity[SLOTS]))
         timeline = Timeline(total, [], [], [])
         steps = 0
         while self._heap:
             now = self._heap[0][0]
-            session_due = self._take_events(now) or self.options.interval is None
+            interval = self.options.interval
+            session_due = (
+                self._take_events(now) or interval is None or now % interval == 0
+            )  # with an interval, every multiple of it is a session time
             if session_due and self.core.pending_count:
                 self._session(now)
             self._queue_session(now)
@@ -170,10 +180,13 @@ class Simulation:
         self.stats.wall_seconds = time.perf_counter() - start
         if self.progress is not None:
             self.progress(self._ended, timeline.times[-1] if timeline.times else 0.0)
+        lost = [j.id for j in self.jobs if j.id not in self._records]
+        if lost:
+            raise InternalError(f"jobs never ended: {', '.join(lost[:5])}")
         records = [self._records[j.id] for j in self.jobs]
         hosts = self.core.state.hosts
         capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
-        return SimResult(records, timeline, self.stats, total, capacity)
+        return SimResult(records, timeline, self.stats, total, capacity, base)
 
     def _push(self, at: float, kind: int, job_id: str) -> None:
         heapq.heappush(self._heap, (at, kind, self._seq, job_id))
@@ -438,11 +451,17 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
         return
     try:
         host = np.fromiter((index[h] for r in ran for h in r.hosts), dtype=np.intp, count=total)
+        base = np.array([index[b[0]] for b in result.base_load], dtype=np.intp)
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
     slots = np.fromiter((s for r in ran for s in r.host_slots), dtype=np.float64, count=total)
     starts = np.repeat(np.array([r.start for r in ran], dtype=np.float64), counts)
     ends = np.repeat(np.array([r.end for r in ran], dtype=np.float64), counts)
+    if len(base):  # work that was running when the simulation began holds slots too
+        host = np.concatenate([host, base])
+        slots = np.concatenate([slots, [float(b[3]) for b in result.base_load]])
+        starts = np.concatenate([starts, [b[1] for b in result.base_load]])
+        ends = np.concatenate([ends, [b[2] for b in result.base_load]])
     hosts2 = np.concatenate([host, host])
     times = np.concatenate([starts, ends])
     deltas = np.concatenate([slots, -slots])

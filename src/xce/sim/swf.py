@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -125,9 +126,12 @@ def _fields(line: str) -> list[float]:
     values = []
     for i, text in enumerate(parts, start=1):
         try:
-            values.append(float(text))
+            value = float(text)
         except ValueError:
             raise ValueError(f"field {i} is not a number: {text!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"field {i} is not a finite number: {text!r}")
+        values.append(value)
     return values
 
 

@@ -8,6 +8,7 @@ or one job object per line in JSONL. Errors name the file, the path and the line
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Literal
 
@@ -29,7 +30,20 @@ def is_swf(path: str) -> bool:
 
 def _sim_job(job: PendingJob, source: str, where: str) -> SimJob:
     if job.runtime is None:
-        raise InputError("a simulated job needs a runtime", source=source, path=where)
+        raise InputError(
+            f"job {job.id!r} needs a runtime to be simulated", source=source, path=where
+        )
+    for name, value in (
+        ("submit_time", job.submit_time),
+        ("runtime", job.runtime),
+        ("requested_time", job.requested_time),
+    ):
+        if value is not None and not math.isfinite(value):
+            raise InputError(
+                f"job {job.id!r}: {name} must be a finite number",
+                source=source,
+                path=f"{where}.{name}",
+            )
     return SimJob(
         id=job.id,
         submit=job.submit_time,
@@ -61,7 +75,26 @@ def load_jobs_file(path: str | os.PathLike[str]) -> list[SimJob]:
         return _jsonl(text, source)
     fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
     state = state_from_text(text, source, fmt, check_resreq=_no_check)
-    return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
+    try:
+        return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
+    except InputError as err:
+        index = int((err.path or "jobs[0]").split("[")[1].split("]")[0])
+        line = _line_of_job(text, index)
+        raise err.located(line=line, text=text.split("\n")[line - 1] if line else None) from None
+
+
+def _line_of_job(text: str, index: int) -> int | None:
+    """The 1-based line where ``jobs[index]`` starts (YAML composes JSON too)."""
+    import yaml
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    for key, value in getattr(root, "value", []):
+        if getattr(key, "value", None) == "jobs" and index < len(value.value):
+            return int(value.value[index].start_mark.line) + 1
+    return None
 
 
 def _jsonl(text: str, source: str) -> list[SimJob]:
