@@ -35,6 +35,7 @@ class SessionBooks:
         self._shared: dict[str, float] = {}
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.cursors: dict[object, int] = {}
+        self.max_slots = 0.0
         self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
         self.reset()
 
@@ -50,6 +51,8 @@ class SessionBooks:
                 avail[name] = capacity - st.used[name]
         self._shared = {name: st.shared_free(name) for name in st.shared_total}
         self.ok = np.asarray(st.hosts.status == HostStatus.OK)
+        slots = st.hosts.capacity[SLOTS][self.ok]
+        self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds it
         self.memo.reset()
         self.cursors.clear()
         self._static_eligible.clear()

@@ -16,6 +16,7 @@ per host), and the allocation mode is NORMAL. Otherwise the caller loops per buc
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 
@@ -77,11 +78,19 @@ def claim_run(
             continue
         if h in held and not _fits_with_debits(books, h, want, held[h]):
             continue
-        claims.append(Claim(h, need, amounts, ctx.term))
+        claims.append(
+            _slots_only(h, need, ctx.term) if not amounts else Claim(h, need, amounts, ctx.term)
+        )
         if len(claims) == count:
             break
     ctx.debit_all(claims)
     return claims
+
+
+@lru_cache(maxsize=1 << 16)
+def _slots_only(host: int, slots: int, term: int) -> Claim:
+    """Claims are immutable: wide jobs of slots alone share them."""
+    return Claim(host, slots, (), term)
 
 
 def _candidates(

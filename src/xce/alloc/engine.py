@@ -325,13 +325,17 @@ class Allocator:
         claimed: list[Claim] = []
         taken: set[int] = set()
         buckets = plan.buckets
+        descending = list(buckets) == sorted(buckets, reverse=True)
         b = 0
         while b < len(buckets):
             need = buckets[b]
             ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
-            run = 1
-            while b + run < len(buckets) and buckets[b + run] == need:
-                run += 1
+            if descending:  # equal sizes are contiguous: the run ends after the last one
+                run = len(buckets) - buckets[::-1].index(need) - b
+            else:
+                run = 1
+                while b + run < len(buckets) and buckets[b + run] == need:
+                    run += 1
             if self.options.shortcuts and run > 1 and claimed:
                 claims = claim_run(ctx, finder, self._hooks, need, run, taken)
                 if claims is not None:
@@ -361,6 +365,8 @@ class Allocator:
         self, ctx: AllocContext, finder: HostFinder, need: int, taken: set[int], after: int | None
     ) -> Claim | None:
         assert ctx.primary is not None
+        if self.options.shortcuts and need > self.books.max_slots:
+            return None  # no ok host has that many slots at all: every scan would be empty
         want = ctx.primary.wants.for_bucket(need, ctx.first)
         hosts = HostIterator(finder, need, want, self.token, after=after)
         self.stats.iterators += 1

@@ -450,27 +450,30 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
     if total == 0:
         return
     try:
-        host = np.fromiter((index[h] for r in ran for h in r.hosts), dtype=np.intp, count=total)
-        base = np.array([index[b[0]] for b in result.base_load], dtype=np.intp)
+        host = np.fromiter((index[h] for r in ran for h in r.hosts), dtype=np.int32, count=total)
+        preheld = np.array([index[b[0]] for b in result.base_load], dtype=np.int32)
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
-    slots = np.fromiter((s for r in ran for s in r.host_slots), dtype=np.float64, count=total)
+    slots = np.fromiter((s for r in ran for s in r.host_slots), dtype=np.int32, count=total)
     starts = np.repeat(np.array([r.start for r in ran], dtype=np.float64), counts)
     ends = np.repeat(np.array([r.end for r in ran], dtype=np.float64), counts)
-    if len(base):  # work that was running when the simulation began holds slots too
-        host = np.concatenate([host, base])
-        slots = np.concatenate([slots, [float(b[3]) for b in result.base_load]])
+    if len(preheld):  # work that was running when the simulation began holds slots too
+        host = np.concatenate([host, preheld])
+        slots = np.concatenate([slots, np.array([b[3] for b in result.base_load], np.int32)])
         starts = np.concatenate([starts, [b[1] for b in result.base_load]])
         ends = np.concatenate([ends, [b[2] for b in result.base_load]])
     hosts2 = np.concatenate([host, host])
     times = np.concatenate([starts, ends])
+    del starts, ends
     deltas = np.concatenate([slots, -slots])
     order = np.lexsort((deltas, times, hosts2))
+    del times
     hosts2, deltas = hosts2[order], deltas[order]
-    running = np.cumsum(deltas)
+    del order
+    running = np.cumsum(deltas, dtype=np.int64)
     first = np.r_[True, hosts2[1:] != hosts2[:-1]]
     base = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
-    before = np.r_[0.0, running][base]  # the cumulative sum before each host's first event
+    before = np.r_[0, running][base]  # the cumulative sum before each host's first event
     held = running - before
     over = held > capacity[hosts2] + 1e-9
     if over.any():
