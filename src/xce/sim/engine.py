@@ -131,6 +131,7 @@ class Simulation:
         self._blocked: set[str] = set()
         self._volatile: set[str] = set()
         self._session_queued = False
+        self._last_grid = -math.inf  # the multiple of the interval last given a session
         self._ended = 0
         self._busy = int(np.nansum(cluster.used[SLOTS]))  # slots held now
         self._queues_seen: set[str] = set()
@@ -164,9 +165,10 @@ class Simulation:
         while self._heap:
             now = self._heap[0][0]
             interval = self.options.interval
-            session_due = (
-                self._take_events(now) or interval is None or now % interval == 0
-            )  # with an interval, every multiple of it is a session time
+            on_grid = interval is not None and now % interval == 0 and now != self._last_grid
+            session_due = self._take_events(now) or interval is None or on_grid
+            if on_grid and self.core.pending_count:
+                self._last_grid = now  # one session per multiple of the interval
             if session_due and self.core.pending_count:
                 self._session(now)
             self._queue_session(now)
@@ -212,6 +214,7 @@ class Simulation:
                 self._submit(self._jobs[job_id])
             else:
                 self._session_queued, due = False, True
+                self._last_grid = now
         return due
 
     def _submit(self, job: SimJob) -> None:
