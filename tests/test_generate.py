@@ -24,14 +24,9 @@ from xce.cluster import ClusterState, load_state, state_from_dict
 from xce.core import SchedulerCore
 from xce.errors import InputError
 from xce.resreq import parse, requirement_for_job
-from xce.sim.generate import (
-    WorkloadModel,
-    default_cluster,
-    generate_workload,
-    job_to_dict,
-    write_jobs_file,
-)
+from xce.sim.generate import WorkloadModel, default_cluster, generate_workload
 from xce.sim.model import SimJob
+from xce.sim.workload import job_to_dict, write_jobs_file
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cluster.yaml"
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from xce.errors import InputError
-from xce.sim.generate import generate_workload, write_jobs_file
+from xce.sim.generate import generate_workload
 from xce.sim.model import SimJob
-from xce.sim.workload import is_swf, load_jobs_file, load_workload
+from xce.sim.workload import is_swf, load_jobs_file, load_workload, write_jobs_file
 
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 

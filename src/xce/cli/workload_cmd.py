@@ -18,13 +18,9 @@ import typer
 from xce.cluster import ClusterState, load_state
 from xce.errors import InputError
 from xce.resreq import AlterResreq, CompoundResreq, parse
-from xce.sim.generate import (
-    JOBS_FILE_SUFFIXES,
-    WorkloadModel,
-    generate_workload,
-    write_jobs_file,
-)
+from xce.sim.generate import WorkloadModel, generate_workload
 from xce.sim.model import SimJob
+from xce.sim.workload import JOBS_FILE_SUFFIXES, write_jobs_file
 
 __all__ = ["generate", "job_kind", "parse_queues", "workload_app"]
 

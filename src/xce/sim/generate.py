@@ -1,5 +1,6 @@
-"""Synthetic workloads: a seeded generator with the full requirement mix, and the jobs
-file it writes. docs/workload-generator.md describes the model at length; in short:
+"""Synthetic workloads: a seeded generator with the full requirement mix (jobs files
+are read and written by :mod:`xce.sim.workload`). docs/workload-generator.md describes
+the model at length; in short:
 
 - **arrivals**: a Poisson process (exponential gaps, mean ``mean_interarrival``), with
   an optional daily cycle (rate × (1 + a·cos(2π(t − peak)/day)), by thinning), so the
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -45,16 +45,8 @@ from xce.cluster import SLOTS, ClusterState, Limit, Reservation, ResourceKind, s
 from xce.errors import InputError
 from xce.sim.model import SimJob
 
-__all__ = [
-    "JOBS_FILE_SUFFIXES",
-    "WorkloadModel",
-    "default_cluster",
-    "generate_workload",
-    "job_to_dict",
-    "write_jobs_file",
-]
+__all__ = ["WorkloadModel", "default_cluster", "generate_workload"]
 
-JOBS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 T = TypeVar("T")
 FloatArray = npt.NDArray[np.float64]
@@ -651,76 +643,3 @@ running:  # no runtime: they hold these for ever
 def default_cluster() -> ClusterState:
     """The hosts, licences, queues, limits and running work of ``examples/cluster.yaml``."""
     return state_from_text(_DEFAULT_CLUSTER, "<default cluster: examples/cluster.yaml>")
-
-
-# -- the jobs file -----------------------------------------------------------------------
-
-
-def job_to_dict(job: SimJob) -> dict[str, Any]:
-    """A job as an entry of a jobs file: the state-file job keys plus ``runtime`` and
-    ``requested_time``; ``tasks`` left out when the requirement fixes it."""
-    entry: dict[str, Any] = {
-        "id": int(job.id) if job.id.isdigit() and str(int(job.id)) == job.id else job.id,
-        "user": job.user,
-        "queue": job.queue,
-        "project": job.project,
-    }
-    if job.tasks is not None:
-        entry["tasks"] = job.tasks
-    entry["resreq"] = job.resreq
-    entry["submit_time"] = _number(job.submit)
-    entry["runtime"] = _number(job.runtime)
-    if job.requested_time is not None:
-        entry["requested_time"] = _number(job.requested_time)
-    return entry
-
-
-def _number(x: float) -> int | float:
-    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
-
-
-def write_jobs_file(jobs: Sequence[SimJob], path: str | os.PathLike[str]) -> None:
-    """Write ``jobs`` as YAML (``.yaml``/``.yml``) or JSON (``.json``), a document
-    ``{"jobs": [...]}`` with one job a line, or as JSONL (``.jsonl``, one job object a
-    line). Raises :class:`InputError` for another suffix; OSError as ``open`` does."""
-    target = os.fspath(path)
-    suffix = os.path.splitext(target)[1].lower()
-    entries = [job_to_dict(job) for job in jobs]
-    if suffix in (".yaml", ".yml"):
-        body = "".join(f"  - {_yaml_flow(e)}\n" for e in entries)
-        text = f"jobs:\n{body}" if entries else "jobs: []\n"
-    elif suffix == ".json":
-        lines = ",\n".join(f"  {_json(e)}" for e in entries)
-        text = f'{{"jobs": [\n{lines}\n]}}\n' if entries else '{"jobs": []}\n'
-    elif suffix == ".jsonl":
-        text = "".join(f"{_json(e)}\n" for e in entries)
-    else:
-        raise InputError(
-            f"unknown jobs file type: expected {', '.join(JOBS_FILE_SUFFIXES)}", source=target
-        )
-    with open(target, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-
-
-def _json(entry: Mapping[str, Any]) -> str:
-    return json.dumps(entry, ensure_ascii=False, separators=(", ", ": "))
-
-
-def _yaml_flow(entry: Mapping[str, Any]) -> str:
-    """A flow mapping, one job a line (PyYAML's emitter is ~50x slower)."""
-    return "{" + ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v in entry.items()) + "}"
-
-
-def _yaml_scalar(value: object) -> str:
-    """Plain when unambiguous, else double-quoted (JSON strings are valid YAML)."""
-    if isinstance(value, str):
-        plain = _PLAIN.match(value) and value.lower() not in _YAML_WORDS
-        return value if plain else json.dumps(value, ensure_ascii=False)
-    if isinstance(value, float):
-        text = repr(value)  # YAML 1.1 (PyYAML) wants a dot in a float: 1.0e-05, not 1e-05
-        return text.replace("e", ".0e") if "e" in text and "." not in text else text
-    return str(value)
-
-
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")
-_YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}

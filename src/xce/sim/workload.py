@@ -10,14 +10,23 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Literal
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from xce.cluster import PendingJob, state_from_dict, state_from_text
 from xce.errors import InputError
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
-__all__ = ["is_swf", "load_jobs_file", "load_workload"]
+__all__ = [
+    "JOBS_FILE_SUFFIXES",
+    "is_swf",
+    "job_to_dict",
+    "load_jobs_file",
+    "load_workload",
+    "write_jobs_file",
+]
 
 
 def _no_check(text: str, low: int | None, high: int | None) -> None:
@@ -131,3 +140,78 @@ def load_workload(
         trace = read_swf(source, **swf)  # type: ignore[arg-type]
         return trace.jobs, trace
     return load_jobs_file(source), None
+
+
+# -- writing a jobs file -------------------------------------------------------------
+
+JOBS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+
+
+def job_to_dict(job: SimJob) -> dict[str, Any]:
+    """A job as an entry of a jobs file: the state-file job keys plus ``runtime`` and
+    ``requested_time``; ``tasks`` left out when the requirement fixes it."""
+    entry: dict[str, Any] = {
+        "id": int(job.id) if job.id.isdigit() and str(int(job.id)) == job.id else job.id,
+        "user": job.user,
+        "queue": job.queue,
+        "project": job.project,
+    }
+    if job.tasks is not None:
+        entry["tasks"] = job.tasks
+    entry["resreq"] = job.resreq
+    entry["submit_time"] = _number(job.submit)
+    entry["runtime"] = _number(job.runtime)
+    if job.requested_time is not None:
+        entry["requested_time"] = _number(job.requested_time)
+    return entry
+
+
+def _number(x: float) -> int | float:
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def write_jobs_file(jobs: Sequence[SimJob], path: str | os.PathLike[str]) -> None:
+    """Write ``jobs`` as YAML (``.yaml``/``.yml``) or JSON (``.json``), a document
+    ``{"jobs": [...]}`` with one job a line, or as JSONL (``.jsonl``, one job object a
+    line). Raises :class:`InputError` for another suffix; OSError as ``open`` does."""
+    target = os.fspath(path)
+    suffix = os.path.splitext(target)[1].lower()
+    entries = [job_to_dict(job) for job in jobs]
+    if suffix in (".yaml", ".yml"):
+        body = "".join(f"  - {_yaml_flow(e)}\n" for e in entries)
+        text = f"jobs:\n{body}" if entries else "jobs: []\n"
+    elif suffix == ".json":
+        lines = ",\n".join(f"  {_json(e)}" for e in entries)
+        text = f'{{"jobs": [\n{lines}\n]}}\n' if entries else '{"jobs": []}\n'
+    elif suffix == ".jsonl":
+        text = "".join(f"{_json(e)}\n" for e in entries)
+    else:
+        raise InputError(
+            f"unknown jobs file type: expected {', '.join(JOBS_FILE_SUFFIXES)}", source=target
+        )
+    with open(target, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def _json(entry: Mapping[str, Any]) -> str:
+    return json.dumps(entry, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _yaml_flow(entry: Mapping[str, Any]) -> str:
+    """A flow mapping, one job a line (PyYAML's emitter is ~50x slower)."""
+    return "{" + ", ".join(f"{k}: {_yaml_scalar(v)}" for k, v in entry.items()) + "}"
+
+
+def _yaml_scalar(value: object) -> str:
+    """Plain when unambiguous, else double-quoted (JSON strings are valid YAML)."""
+    if isinstance(value, str):
+        plain = _PLAIN.match(value) and value.lower() not in _YAML_WORDS
+        return value if plain else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        text = repr(value)  # YAML 1.1 (PyYAML) wants a dot in a float: 1.0e-05, not 1e-05
+        return text.replace("e", ".0e") if "e" in text and "." not in text else text
+    return str(value)
+
+
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*\Z")
+_YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
