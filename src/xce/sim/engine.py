@@ -134,6 +134,7 @@ class Simulation:
         self._last_grid = -math.inf  # the multiple of the interval last given a session
         self._ended = 0
         self._busy = int(np.nansum(cluster.used[SLOTS]))  # slots held now
+        self._total = int(np.nansum(cluster.hosts.capacity[SLOTS]))  # slots in all
         self._queues_seen: set[str] = set()
         self._pickers: dict[str, str] = {}
         self.stats = SimStats()
@@ -330,6 +331,13 @@ class Simulation:
         self._blocked.clear()
         self._new.clear()
         self._freed = False
+        if len(self._queues_seen) == 1:
+            head = next(core.pending_jobs(), None)
+            if head is not None and self._total - self._busy < self._fewest_tasks(head):
+                # Not even the whole cluster's free slots could hold the head job: it
+                # pends, and strict FIFO stops its queue there. Nothing to try.
+                self._blocked.add(head.queue)
+                return
         first = True
         while True:
             batch: list[PendingJob] = []
@@ -346,6 +354,11 @@ class Simulation:
             self._apply(result.decisions, now)
             if len(batch) < _BATCH or self._blocked >= self._queues_seen:
                 return
+
+    def _fewest_tasks(self, job: PendingJob) -> int:
+        """The fewest tasks any alternative of ``job`` needs."""
+        requirement = job_request(job, self.core.state.catalog).requirement
+        return min(sum(p.tasks for p in alt) for alt in requirement.alternatives)
 
     def _candidates(self) -> list[PendingJob]:
         """Who can possibly start when nothing was freed since the last session: the new
