@@ -264,3 +264,30 @@ def test_iterator_equals_the_filter_as_the_session_charges_hosts(
         if 0 < charge <= free[host]:
             books.charge(JobAllocation((Claim(host, charge, (("mem", min(50.0, mem[host])),)),)))
     assert np.all(books.available("slots") >= 0)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.sampled_from([0.5, 1.0, 2.0, 3.0, None])),
+        min_size=300,
+        max_size=600,
+    ),
+    st.sampled_from(["order[slots]", "order[-slots]", "order[cpuf:-slots]", "order[-cpuf:slots]"]),
+)
+def test_order_head_then_rest_is_the_full_order(
+    hosts: list[tuple[int, float | None]], order: str
+) -> None:
+    """Req 3 AC 2 with ``order[]`` on a large cluster: the iterator sorts only a head of
+    the candidates first (ties included), then the rest; it yields exactly the full
+    ``order[]`` order, ties in host order, hosts lacking a key last."""
+    builder = ClusterBuilder()
+    for i, (slots, cpuf) in enumerate(hosts):
+        attrs = {"cpuf": cpuf} if cpuf is not None else {}
+        builder.host(f"h{i}", slots=slots + 1, attributes=attrs)
+    state = builder.host("anchor", slots=1, attributes={"cpuf": 1.0}).build()
+    pp = prepared(state, order)
+    finder = HostFinder(pp, SessionBooks(state))
+    want = pp.wants.for_bucket(1, True)
+    got = list(HostIterator(finder, 1, want, CancelToken()))
+    assert got == finder.ordered(want, 1).tolist()
+    assert len(got) == len(set(got)) == state.hosts.n

@@ -31,6 +31,7 @@ __all__ = ["HostFinder", "HostIterator"]
 
 BoolArray = npt.NDArray[np.bool_]
 IndexArray = npt.NDArray[np.intp]
+FloatArray = npt.NDArray[np.float64]
 _EPS = 1e-9
 _PROBE = 4  # hosts checked one by one before filtering chunks with numpy
 _FIRST_CHUNK = 64
@@ -72,17 +73,37 @@ class HostFinder:
             return False
         return all(avail(name)[h] >= amount - _EPS for name, amount in want if amount > 0)
 
-    def ordered(self, want: Amounts, nslots: int) -> IndexArray:
-        """All candidates, sorted by the primary's ``order[]`` keys (ties: host order)."""
+    def _ordering(self, want: Amounts, nslots: int) -> tuple[IndexArray, list[FloatArray]]:
+        """The candidates (host order) and their lexsort keys (last key is primary)."""
         idx = np.flatnonzero(self.fits(want, nslots, 0, self.books.hosts.n))
         keys = []
-        for key in reversed(self.primary.primary.order):  # lexsort: last key is primary
+        for key in reversed(self.primary.primary.order):
             values = self._key_values(key.name)[idx]
             values = values if key.ascending else -values
             keys.append(np.where(np.isnan(values), np.inf, values))
-        if not keys:
-            return idx
-        return idx[np.lexsort(keys)]
+        return idx, keys
+
+    def ordered(self, want: Amounts, nslots: int) -> IndexArray:
+        """All candidates, sorted by the primary's ``order[]`` keys (ties: host order)."""
+        idx, keys = self._ordering(want, nslots)
+        return idx[np.lexsort(keys)] if keys else idx
+
+    def ordered_head(self, want: Amounts, nslots: int, k: int) -> tuple[IndexArray, _Rest | None]:
+        """The first ``k`` or more candidates in ``order[]`` order, and the rest unsorted.
+
+        Exact: the head holds every candidate whose primary key is at most the k-th
+        smallest, ties included, so every candidate of the rest sorts after it. Most
+        host iterators stop at their first host: this spares sorting a large cluster.
+        """
+        idx, keys = self._ordering(want, nslots)
+        if not keys or len(idx) <= 4 * k:
+            return (idx[np.lexsort(keys)] if keys else idx), None
+        primary = keys[-1]
+        head = primary <= np.partition(primary, k - 1)[k - 1]
+        sub = np.flatnonzero(head)
+        first = idx[sub][np.lexsort([key[sub] for key in keys])]
+        rest = ~head
+        return first, (idx[rest], [key[rest] for key in keys])
 
     def _key_values(self, name: str) -> npt.NDArray[np.float64]:
         books = self.books
@@ -111,6 +132,10 @@ class HostFinder:
         return np.asarray(np.fmax(cap, 0), dtype=np.int64)  # fmax: NaN (lacks it) -> 0
 
 
+_Rest = tuple[IndexArray, list[FloatArray]]
+_HEAD = 64  # order[] candidates sorted before the rest are needed
+
+
 class HostIterator:
     """Candidate hosts for one bucket; ``__next__`` is a cancellation checkpoint
     (Req 3 AC 6); ``StopIteration`` when none is left (AC 3); ``close()`` releases
@@ -123,6 +148,7 @@ class HostIterator:
         "_next_lo",
         "_nslots",
         "_pos",
+        "_rest",
         "_size",
         "_token",
         "_want",
@@ -145,10 +171,14 @@ class HostIterator:
         self._pos = 0
         self._size = _PROBE
         self._cursor_key: object = None
+        self._rest: _Rest | None = None
+        self._chunk: IndexArray | list[int] = np.empty(0, dtype=np.intp)
         if finder.primary.primary.order:
-            self._chunk: IndexArray | list[int] = finder.ordered(want, nslots)
             self._next_lo = finder.books.hosts.n
-            if after is not None:
+            if after is None:
+                self._chunk, self._rest = finder.ordered_head(want, nslots, _HEAD)
+            else:
+                self._chunk = finder.ordered(want, nslots)
                 self._pos = int(np.flatnonzero(np.asarray(self._chunk) == after)[0]) + 1
         else:
             self._chunk = np.empty(0, dtype=np.intp)
@@ -173,6 +203,10 @@ class HostIterator:
 
     def _scan(self) -> bool:
         """Filter the next chunk of hosts; False when the hosts are exhausted."""
+        if self._rest is not None:  # order[]: the candidates after the sorted head
+            idx, keys = self._rest
+            self._chunk, self._pos, self._rest = idx[np.lexsort(keys)], 0, None
+            return True
         n = self._finder.books.hosts.n
         lo = self._next_lo
         if lo >= n:
@@ -194,6 +228,7 @@ class HostIterator:
     def close(self) -> None:
         self._chunk = np.empty(0, dtype=np.intp)
         self._pos = 0
+        self._rest = None
         self._next_lo = self._finder.books.hosts.n
 
     def __enter__(self) -> HostIterator:
