@@ -71,7 +71,9 @@ def claim_run(
     candidates = _candidates(finder, books, amounts, need)
     claims: list[Claim] = []
     held = ctx.uncommitted
-    for seen, h in enumerate(candidates.tolist()):
+    # At most len(taken) + len(held) candidates are passed over: look no further.
+    enough = candidates[: count + len(taken) + len(held)]
+    for seen, h in enumerate(enough.tolist()):
         if seen % _CHECK_EVERY == 0:
             ctx.token.checkpoint()
         if h in taken:
