@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -217,7 +218,10 @@ def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: boo
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("sim", total=len(jobs), simtime="")
 
+        started = time.perf_counter()
+
         def progress(done: int, now: float) -> None:
-            bar.update(task, completed=done, simtime=f"day {now / 86400:,.1f}")
+            speed = done / max(time.perf_counter() - started, 1e-9)
+            bar.update(task, completed=done, simtime=f"day {now / 86400:,.1f}, {speed:,.0f} jobs/s")
 
         return Simulation(state, jobs, options, progress).run()
