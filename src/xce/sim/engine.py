@@ -136,6 +136,7 @@ class Simulation:
         self._busy = int(np.nansum(cluster.used[SLOTS]))  # slots held now
         self._total = int(np.nansum(cluster.hosts.capacity[SLOTS]))  # slots in all
         self._queues_seen: set[str] = set()
+        self._fewest: dict[str, int] = {}
         self._pickers: dict[str, str] = {}
         self.stats = SimStats()
 
@@ -297,6 +298,13 @@ class Simulation:
         elif incremental and self._strict_one_level():
             self._strict_in_batches(now)
             return
+        elif incremental and all(self._picker(q) == "fcfs" for q in self._queues_seen):
+            # fcfs tries every job; one wanting more tasks than the whole cluster has
+            # free now would pend without charging anything: leave it out.
+            free = self._total - self._busy
+            jobs = [j for j in core.pending_jobs() if self._fewest_tasks(j) <= free]
+            result = core.run_session(jobs=jobs)
+            self._blocked.clear()
         else:
             result = core.run_session(skip_blocked=incremental)
             self._blocked.clear()
@@ -357,8 +365,12 @@ class Simulation:
 
     def _fewest_tasks(self, job: PendingJob) -> int:
         """The fewest tasks any alternative of ``job`` needs."""
-        requirement = job_request(job, self.core.state.catalog).requirement
-        return min(sum(p.tasks for p in alt) for alt in requirement.alternatives)
+        fewest = self._fewest.get(job.id)
+        if fewest is None:
+            requirement = job_request(job, self.core.state.catalog).requirement
+            fewest = min(sum(p.tasks for p in alt) for alt in requirement.alternatives)
+            self._fewest[job.id] = fewest
+        return fewest
 
     def _candidates(self) -> list[PendingJob]:
         """Who can possibly start when nothing was freed since the last session: the new
