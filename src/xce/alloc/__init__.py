@@ -13,6 +13,8 @@ from xce.alloc.limits import LimitBooks
 from xce.alloc.outcome import (
     AllocMode,
     Claim,
+    ClaimColumns,
+    ClaimRun,
     Decision,
     Dispatched,
     JobAllocation,
@@ -47,6 +49,8 @@ __all__ = [
     "CacheKey",
     "CancelToken",
     "Claim",
+    "ClaimColumns",
+    "ClaimRun",
     "CombinatorialPlanIterator",
     "Decision",
     "Dispatched",

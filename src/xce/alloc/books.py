@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from xce.alloc.outcome import JobAllocation
+from xce.alloc.outcome import ClaimRun, JobAllocation
 from xce.cluster.catalog import SLOTS
 from xce.cluster.hosts import HostStatus, HostTable
 from xce.cluster.state import ClusterState
@@ -85,21 +85,19 @@ class SessionBooks:
     # --- charging --------------------------------------------------------------------
     def charge(self, allocation: JobAllocation) -> None:
         """Hand a dispatched job's resources out: no later job of the session gets them."""
-        claims = allocation.claims
-        if len(claims) > 8:  # a wide job: one numpy pass per resource
-            hosts = np.fromiter((c.host for c in claims), dtype=np.intp, count=len(claims))
-            slots = np.fromiter((c.slots for c in claims), dtype=np.float64, count=len(claims))
-            np.subtract.at(self._avail[SLOTS], hosts, slots)
-            for c in claims:
-                for name, amount in c.amounts:
-                    self._avail[name][c.host] -= amount
-            self.memo.forget_hosts(hosts.tolist())
-        else:
-            for claim in claims:
-                h = claim.host
-                self._avail[SLOTS][h] -= claim.slots
-                for name, amount in claim.amounts:
-                    self._avail[name][h] -= amount
+        avail = self._avail
+        for part in allocation.parts:
+            if isinstance(part, ClaimRun):  # distinct hosts: one numpy pass per resource
+                hosts = part.hosts
+                avail[SLOTS][hosts] -= part.slots
+                for name, amount in part.amounts:
+                    avail[name][hosts] -= amount
+                self.memo.forget_hosts(hosts.tolist())
+            else:
+                h = part.host
+                avail[SLOTS][h] -= part.slots
+                for name, amount in part.amounts:
+                    avail[name][h] -= amount
                 self.memo.forget_host(h)
         if allocation.shared:
             for name, amount in allocation.shared:

@@ -1,11 +1,12 @@
 """Placing a run of equal buckets at once (an exact shortcut of the per-bucket loop).
 
 A plan of many equal buckets (``[1, 1, ..., 1]`` on a cluster of one-slot hosts) costs a
-fresh host iterator and a host try per bucket. For the buckets after the first (the
-first carries the per-job amounts), every bucket of a run wants the same thing, so the
-per-bucket loop claims, in host order (or ``order[]``), the first hosts that pass the
+fresh host iterator and a host try per bucket. Every bucket of a run wants the same
+thing (the job's first bucket joins a run only when it carries no per-job amounts), so
+the per-bucket loop claims, in host order (or ``order[]``), the first hosts that pass the
 exact try — each bucket's fresh scan would refuse again every host before the previous
-claim. This module finds those hosts in one vectorised pass instead.
+claim. This module finds those hosts in one vectorised pass instead, and keeps them as
+one :class:`~xce.alloc.outcome.ClaimRun`.
 
 It is used only when the result is provably the same: the job is under no per-host
 limit (the reason the spec forbids reusing one want across hosts), the want the prepare
@@ -16,20 +17,18 @@ per host), and the allocation mode is NORMAL. Otherwise the caller loops per buc
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 
 from xce.alloc.books import SessionBooks
 from xce.alloc.context import AllocContext
 from xce.alloc.hosts import HostFinder
-from xce.alloc.outcome import AllocMode, Claim
+from xce.alloc.outcome import AllocMode, ClaimRun
 from xce.cluster.catalog import SLOTS
 
 __all__ = ["claim_run"]
 
 _EPS = 1e-9
-_CHECK_EVERY = 256  # cancellation checkpoints while walking candidates
 
 
 def _standard_want(
@@ -55,44 +54,43 @@ def claim_run(
     hooks: tuple[Callable[[AllocContext], None], ...],
     need: int,
     count: int,
-    taken: set[int],
-) -> list[Claim] | None:
-    """Claim ``count`` buckets of ``need`` slots on distinct hosts, or None if the run
-    cannot be placed this way (the caller then loops per bucket: same result)."""
+    taken: bytearray,
+    ntaken: int,
+) -> ClaimRun | None:
+    """Claim ``count`` buckets of ``need`` slots on distinct hosts not in ``taken`` (a
+    host mask; ``ntaken`` hosts set), or None if the run cannot be placed this way (the
+    caller then loops per bucket: same result). A run shorter than ``count`` means the
+    plan fails; only a full run is debited."""
     limited = any(ctx.limits.limits[i].per_host for i in ctx.limit_ids)
-    if limited or ctx.mode is not AllocMode.NORMAL or ctx.first:
+    if limited or ctx.mode is not AllocMode.NORMAL:
         return None
     want = _standard_want(ctx, hooks, need)
     if want is None:
         return None
+    if ctx.first:  # the job's first bucket joins the run only if it wants the same
+        ctx.first = False
+        rest = _standard_want(ctx, hooks, need)
+        ctx.first = True
+        ctx.stats.host_tries += 1  # one fan-out per want
+        if rest != want:
+            return None
     ctx.stats.host_tries += 1
+    ctx.token.checkpoint()
     books = finder.books
     amounts = tuple((n, a) for n, a in want.items() if n != SLOTS)
-    candidates = _candidates(finder, books, amounts, need)
-    claims: list[Claim] = []
     held = ctx.uncommitted
-    # At most len(taken) + len(held) candidates are passed over: look no further.
-    enough = candidates[: count + len(taken) + len(held)]
-    for seen, h in enumerate(enough.tolist()):
-        if seen % _CHECK_EVERY == 0:
-            ctx.token.checkpoint()
-        if h in taken:
-            continue
-        if h in held and not _fits_with_debits(books, h, want, held[h]):
-            continue
-        claims.append(
-            _slots_only(h, need, ctx.term) if not amounts else Claim(h, need, amounts, ctx.term)
-        )
-        if len(claims) == count:
-            break
-    ctx.debit_all(claims)
-    return claims
-
-
-@lru_cache(maxsize=1 << 16)
-def _slots_only(host: int, slots: int, term: int) -> Claim:
-    """Claims are immutable: wide jobs of slots alone share them."""
-    return Claim(host, slots, (), term)
+    # At most ntaken + len(held) candidates are passed over: look no further.
+    enough = _candidates(finder, books, amounts, need)[: count + ntaken + len(held)]
+    keep = ~np.frombuffer(taken, dtype=np.bool_)[enough]
+    if len(held) > ntaken:  # held covers taken: some host an earlier term debited
+        debited = np.fromiter(held.keys(), dtype=np.intp, count=len(held))
+        for k in np.flatnonzero(keep & np.isin(enough, debited)).tolist():
+            h = int(enough[k])
+            keep[k] = _fits_with_debits(books, h, want, held[h])
+    run = ClaimRun(enough[keep][:count], need, amounts, ctx.term)
+    if len(run) == count:
+        ctx.debit_run(run)
+    return run
 
 
 def _candidates(

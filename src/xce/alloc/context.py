@@ -13,7 +13,7 @@ from types import TracebackType
 from xce.alloc.books import SessionBooks
 from xce.alloc.cancel import CancelToken
 from xce.alloc.limits import LimitBooks
-from xce.alloc.outcome import AllocMode, Claim
+from xce.alloc.outcome import AllocMode, Claim, ClaimRun, Part
 from xce.alloc.request import PreparedPrimary
 from xce.cluster.catalog import SLOTS
 
@@ -47,7 +47,8 @@ class AllocContext:
     ``nhosts``/``nslots`` describe the bucket being tried (Req 4 AC 6); ``request`` is
     the host want the prepare fan-out builds before each host try (entries are
     appended, like the spec's ``alloc_req.host``, so a plugin that does not guard on the
-    jobs it owns corrupts it); ``uncommitted`` maps host -> resource -> debit.
+    jobs it owns corrupts it); ``uncommitted`` maps host -> resource -> debit. Its inner
+    mappings are replaced, never changed in place: the hosts of a claim run share one.
     """
 
     __slots__ = (
@@ -114,29 +115,45 @@ class AllocContext:
 
     def debit(self, claim: Claim) -> None:
         """Provisionally take ``claim`` for this attempt."""
-        held = self.uncommitted.setdefault(claim.host, {})
+        old = self.uncommitted.get(claim.host)
+        held = dict(old) if old else {}
         held[SLOTS] = held.get(SLOTS, 0.0) + claim.slots
         for name, amount in claim.amounts:
             held[name] = held.get(name, 0.0) + amount
+        self.uncommitted[claim.host] = held
 
-    def debit_all(self, claims: Iterable[Claim]) -> None:
-        """:meth:`debit` for many claims (a bulk run: mostly fresh hosts, slots only)."""
+    def debit_run(self, run: ClaimRun) -> None:
+        """:meth:`debit` for every claim of ``run`` (fresh hosts share one mapping)."""
+        hosts = run.hosts.tolist()
         uncommitted = self.uncommitted
-        for claim in claims:
-            if claim.amounts or claim.host in uncommitted:
+        if not uncommitted.keys().isdisjoint(hosts):
+            for claim in run.claims():
                 self.debit(claim)
-            else:
-                uncommitted[claim.host] = {SLOTS: float(claim.slots)}
+            return
+        uncommitted.update(dict.fromkeys(hosts, _amounts(run.slots, run.amounts)))
 
-    def credit(self, claims: Iterable[Claim]) -> None:
+    def credit(self, parts: Iterable[Part]) -> None:
         """Give back provisional claims exactly (rollback of a failed plan or term)."""
-        for claim in claims:
-            held = self.uncommitted[claim.host]
-            held[SLOTS] -= claim.slots
-            for name, amount in claim.amounts:
-                held[name] -= amount
-            if all(abs(v) < 1e-9 for v in held.values()):
-                del self.uncommitted[claim.host]
+        for part in parts:
+            if isinstance(part, ClaimRun):
+                taken = _amounts(part.slots, part.amounts)
+                for h in part.hosts.tolist():
+                    self._credit(h, taken)
+            else:
+                self._credit(part.host, _amounts(part.slots, part.amounts))
+
+    def _credit(self, host: int, taken: dict[str, float]) -> None:
+        held = self.uncommitted[host]
+        if held == taken:
+            del self.uncommitted[host]
+            return
+        left = dict(held)
+        for name, amount in taken.items():
+            left[name] -= amount
+        if all(abs(v) < 1e-9 for v in left.values()):
+            del self.uncommitted[host]
+        else:
+            self.uncommitted[host] = left
 
     def debit_shared(self, amounts: Iterable[tuple[str, float]]) -> None:
         for name, amount in amounts:
@@ -147,3 +164,10 @@ class AllocContext:
             self.shared_uncommitted[name] -= amount
             if abs(self.shared_uncommitted[name]) < 1e-9:
                 del self.shared_uncommitted[name]
+
+
+def _amounts(slots: int, amounts: Iterable[tuple[str, float]]) -> dict[str, float]:
+    out = {SLOTS: float(slots)}
+    for name, amount in amounts:
+        out[name] = out.get(name, 0.0) + amount
+    return out

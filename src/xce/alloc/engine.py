@@ -30,9 +30,11 @@ from xce.alloc.limits import LimitBooks
 from xce.alloc.outcome import (
     AllocMode,
     Claim,
+    ClaimRun,
     Decision,
     Dispatched,
     JobAllocation,
+    Part,
     PendInfo,
     Pending,
     PendReason,
@@ -48,6 +50,7 @@ __all__ = ["AllocOptions", "Allocator", "JobRequest"]
 _EPS = 1e-9
 _NOTHING: dict[str, float] = {}
 Hook = Callable[[AllocContext], None]
+Placed = tuple[tuple[Part, ...], tuple[tuple[str, float], ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +180,7 @@ class Allocator:
         self,
         ctx: AllocContext,
         terms: Sequence[PreparedPrimary],
-        placed: tuple[tuple[Claim, ...], tuple[tuple[str, float], ...]] | None,
+        placed: Placed | None,
     ) -> _Failed | None:
         """An aggregate limit this alternative would exceed: checked before placement with
         the least it can take (tasks, per-task amounts, one host's per-host amounts) and
@@ -195,20 +198,23 @@ class Allocator:
                 ):
                     totals[name] = totals.get(name, 0.0) + amount
         else:
-            claims, shared = placed
-            slots = sum(c.slots for c in claims)
-            for name, amount in (*(x for c in claims for x in c.amounts), *shared):
+            parts, shared = placed
+            slots = 0
+            for part in parts:
+                k = len(part.hosts) if isinstance(part, ClaimRun) else 1
+                slots += part.slots * k
+                for name, amount in part.amounts:
+                    totals[name] = totals.get(name, 0.0) + amount * k
+            for name, amount in shared:
                 totals[name] = totals.get(name, 0.0) + amount
         over = self.limits.aggregate_violation(ctx.limit_ids, slots, totals)
         if over is None:
             return None
         return _Failed(PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded"))
 
-    def _place_terms(
-        self, terms: Sequence[PreparedPrimary], ctx: AllocContext
-    ) -> tuple[tuple[Claim, ...], tuple[tuple[str, float], ...]] | _Failed:
+    def _place_terms(self, terms: Sequence[PreparedPrimary], ctx: AllocContext) -> Placed | _Failed:
         """Every term or nothing: a failing term gives back all earlier terms' debits."""
-        claims: list[Claim] = []
+        claims: list[Part] = []
         shared: list[tuple[str, float]] = []
         for t, pp in enumerate(terms):
             placed = self._place_primary(pp, ctx, t)
@@ -223,7 +229,7 @@ class Allocator:
     # --- primary level ---------------------------------------------------------------
     def _place_primary(
         self, pp: PreparedPrimary, ctx: AllocContext, term: int
-    ) -> list[Claim] | _Failed:
+    ) -> list[Part] | _Failed:
         key: CacheKey | None = None
         if self.options.cache and pp.cacheable:
             key = (pp.primary.fingerprint, ctx.user, ctx.queue, ctx.project)
@@ -252,7 +258,7 @@ class Allocator:
             self.stats.cache_inserts += 1
         return _Failed(info)
 
-    def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Claim] | None:
+    def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Part] | None:
         """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
         groups = self._same_groups(pp.primary.same)
         finders = [HostFinder(pp, self.books, g) for g in groups]
@@ -261,23 +267,31 @@ class Allocator:
         # never for a single-slot primary (one plan of one bucket: nothing to skip).
         shortcuts = self.options.shortcuts and pp.tasks > 1
         bounds: list[_Capacity] | None = None
+        tried = False  # a plan was tried on hosts (not refused by its largest bucket)
         plugin = self.registry.elect(pp)
         plans = plugin.plans(pp, ctx)
+        skip = getattr(plans, "skip_buckets_over", None) if shortcuts else None
         self.stats.iterators += 1
         try:
-            for n, plan in enumerate(plans):
+            for plan in plans:
                 self.stats.plans_tried += 1
-                if shortcuts and n == 1:
+                if shortcuts and plan.buckets and plan.buckets[0] > self.books.max_slots:
+                    # No ok host has that many slots: every bucket scan of the largest
+                    # bucket would be empty. Jump to the plans that could fit.
+                    if skip is not None:
+                        skip(int(self.books.max_slots))
+                    continue
+                if shortcuts and bounds is None and tried:
                     bounds = [_Capacity(f) for f in finders]
                     if not any(b.total >= pp.tasks for b in bounds):
                         return None  # more tasks than fit anywhere: every plan fails
-                    skip = getattr(plans, "skip_buckets_over", None)
                     if skip is not None and not plan.fill:
                         skip(max(b.largest for b in bounds))
+                tried = True
                 for i, finder in enumerate(finders):
                     if bounds is not None and not bounds[i].admits(plan, pp.tasks):
                         continue
-                    claims = (
+                    claims: list[Part] | None = (
                         self._fill(pp, ctx, finder)
                         if plan.fill
                         else self._try_plan(plan, ctx, finder)
@@ -319,12 +333,14 @@ class Allocator:
             masks.append(mask)
         return masks or [np.zeros(hosts.n, dtype=np.bool_)]
 
-    def _try_plan(self, plan: Plan, ctx: AllocContext, finder: HostFinder) -> list[Claim] | None:
+    def _try_plan(self, plan: Plan, ctx: AllocContext, finder: HostFinder) -> list[Part] | None:
         """Every bucket on a distinct host, a fresh host iterator per bucket (Req 4 AC 2)."""
         assert ctx.primary is not None
-        claimed: list[Claim] = []
-        taken: set[int] = set()
+        claimed: list[Part] = []
         buckets = plan.buckets
+        # Hosts this plan holds (a byte per host: exclusivity checks one host or many).
+        taken = bytearray(self.books.hosts.n) if len(buckets) > 1 else None
+        ntaken = 0
         descending = list(buckets) == sorted(buckets, reverse=True)
         b = 0
         while b < len(buckets):
@@ -336,14 +352,15 @@ class Allocator:
                 run = 1
                 while b + run < len(buckets) and buckets[b + run] == need:
                     run += 1
-            if self.options.shortcuts and run > 1 and claimed:
-                claims = claim_run(ctx, finder, self._hooks, need, run, taken)
-                if claims is not None:
-                    if len(claims) < run:
-                        ctx.credit([*claimed, *claims])
+            if self.options.shortcuts and run > 1 and taken is not None:
+                bulk = claim_run(ctx, finder, self._hooks, need, run, taken, ntaken)
+                if bulk is not None:
+                    if len(bulk) < run:  # not enough hosts: the plan fails (bulk not debited)
+                        ctx.credit(claimed)
                         return None
-                    claimed.extend(claims)
-                    taken.update(c.host for c in claims)
+                    claimed.append(bulk)
+                    np.frombuffer(taken, dtype=np.bool_)[bulk.hosts] = True
+                    ntaken += run
                     b += run
                     continue
             b += 1
@@ -351,18 +368,27 @@ class Allocator:
             # would be offered, and refuse, every host up to that bucket's claim again:
             # those hosts were claimed or refused, and this plan's debits only grow.
             after = None
-            if self.options.shortcuts and len(claimed) > 1 and claimed[-1].slots == need:
-                after = claimed[-1].host
+            if self.options.shortcuts and ntaken > 1:
+                last = claimed[-1]
+                if last.slots == need:
+                    after = int(last.hosts[-1]) if isinstance(last, ClaimRun) else last.host
             claim = self._claim_one(ctx, finder, need, taken, after)
             if claim is None:
                 ctx.credit(claimed)  # rollback: no phantom debit reaches the next plan
                 return None
             claimed.append(claim)
-            taken.add(claim.host)
+            if taken is not None:
+                taken[claim.host] = 1
+            ntaken += 1
         return claimed
 
     def _claim_one(
-        self, ctx: AllocContext, finder: HostFinder, need: int, taken: set[int], after: int | None
+        self,
+        ctx: AllocContext,
+        finder: HostFinder,
+        need: int,
+        taken: bytearray | None,
+        after: int | None,
     ) -> Claim | None:
         assert ctx.primary is not None
         if self.options.shortcuts and need > self.books.max_slots:
@@ -372,7 +398,7 @@ class Allocator:
         self.stats.iterators += 1
         try:
             for h in hosts:
-                if h in taken:  # host exclusivity within a plan is the caller's job
+                if taken is not None and taken[h]:  # exclusivity within a plan: the caller's
                     continue
                 claim = self.try_host(h, ctx)
                 if claim is not None:
@@ -405,10 +431,10 @@ class Allocator:
 
     def _fill(
         self, pp: PreparedPrimary, ctx: AllocContext, finder: HostFinder
-    ) -> list[Claim] | None:
+    ) -> list[Part] | None:
         """The fill plan (design §3): each host in order takes what it can of the rest."""
         remaining = pp.tasks
-        claimed: list[Claim] = []
+        claimed: list[Part] = []
         hosts = HostIterator(finder, 1, pp.wants.for_bucket(1, False), self.token)
         self.stats.iterators += 1
         try:

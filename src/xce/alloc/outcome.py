@@ -6,14 +6,20 @@ reason code, a message and a per-host breakdown (design §5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from types import MappingProxyType
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "AllocMode",
     "Claim",
+    "ClaimColumns",
+    "ClaimRun",
     "Decision",
     "Dispatched",
     "JobAllocation",
@@ -72,17 +78,138 @@ class Claim:
     term: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class JobAllocation:
-    """A whole job's placement: one claim per bucket (claim order), shared amounts once."""
+@dataclass(frozen=True, slots=True, eq=False)
+class ClaimRun:
+    """Equal buckets placed on distinct hosts at once (a bulk placement): its ``k``-th
+    claim is ``Claim(hosts[k], slots, amounts, term)``, in claim order.
 
-    claims: tuple[Claim, ...]
-    shared: tuple[tuple[str, float], ...] = ()
-    alternative: int | None = None
+    Wide jobs claim thousands of hosts; a run keeps them as one read-only array, so no
+    per-host object is made from the allocator to the core's books and the records.
+    """
+
+    hosts: npt.NDArray[np.intp]
+    slots: int
+    amounts: tuple[tuple[str, float], ...] = ()
+    term: int = 0
+
+    def __post_init__(self) -> None:
+        self.hosts.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.hosts)
+
+    def claims(self) -> Iterator[Claim]:
+        """The run as single claims (for display and the per-claim paths)."""
+        for h in self.hosts.tolist():
+            yield Claim(h, self.slots, self.amounts, self.term)
+
+
+Part = Claim | ClaimRun
+"""A piece of a job allocation: one claim, or a run of equal claims."""
+
+
+class ClaimColumns(NamedTuple):
+    """An allocation's claims as columns, one entry per claim in claim order."""
+
+    hosts: npt.NDArray[np.intp]
+    slots: npt.NDArray[np.int64]
+    amounts: Mapping[str, npt.NDArray[np.float64]]  # 0 where a claim takes none
+
+
+class JobAllocation:
+    """A whole job's placement: its claims (one per bucket, in claim order) and the
+    shared amounts it takes once. Immutable.
+
+    ``parts`` holds the claims as the allocator made them: single :class:`Claim` objects
+    and :class:`ClaimRun` blocks. :attr:`claims` expands them; :meth:`columns` gives them
+    as arrays, which is what the books, the core and the simulator use. Two allocations
+    are equal when their claims, shared amounts and alternative are.
+    """
+
+    __slots__ = ("_claims", "_columns", "alternative", "parts", "shared", "slots")
+
+    def __init__(
+        self,
+        claims: Iterable[Part] = (),
+        shared: Iterable[tuple[str, float]] = (),
+        alternative: int | None = None,
+    ) -> None:
+        self.parts: tuple[Part, ...] = tuple(claims)
+        self.shared: tuple[tuple[str, float], ...] = tuple(shared)
+        self.alternative = alternative
+        self.slots: int = sum(
+            p.slots * len(p.hosts) if isinstance(p, ClaimRun) else p.slots for p in self.parts
+        )
+        self._claims: tuple[Claim, ...] | None = None
+        self._columns: ClaimColumns | None = None
 
     @property
-    def slots(self) -> int:
-        return sum(c.slots for c in self.claims)
+    def claims(self) -> tuple[Claim, ...]:
+        """Every claim, runs expanded (builds one object per claim: not for hot paths)."""
+        if self._claims is None:
+            out: list[Claim] = []
+            for p in self.parts:
+                if isinstance(p, ClaimRun):
+                    out.extend(p.claims())
+                else:
+                    out.append(p)
+            self._claims = tuple(out)
+        return self._claims
+
+    @property
+    def count(self) -> int:
+        """How many claims (host entries) the allocation has."""
+        return sum(len(p.hosts) if isinstance(p, ClaimRun) else 1 for p in self.parts)
+
+    def columns(self) -> ClaimColumns:
+        """The claims as read-only arrays (computed once)."""
+        if self._columns is None:
+            self._columns = _columns(self.parts)
+        return self._columns
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.claims, self.shared, self.alternative)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, JobAllocation):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"JobAllocation(claims={self.claims!r}, shared={self.shared!r}, "
+            f"alternative={self.alternative!r})"
+        )
+
+
+def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
+    hosts: list[npt.NDArray[np.intp]] = []
+    slots: list[npt.NDArray[np.int64]] = []
+    names = {n for p in parts for n, _ in p.amounts}
+    amounts: dict[str, list[npt.NDArray[np.float64]]] = {n: [] for n in sorted(names)}
+    for p in parts:
+        k = len(p.hosts) if isinstance(p, ClaimRun) else 1
+        hosts.append(p.hosts if isinstance(p, ClaimRun) else np.array([p.host], dtype=np.intp))
+        slots.append(np.full(k, p.slots, dtype=np.int64))
+        mine: dict[str, float] = {}
+        for name, amount in p.amounts:
+            mine[name] = mine.get(name, 0.0) + amount
+        for name, column in amounts.items():
+            column.append(np.full(k, mine.get(name, 0.0)))
+    if len(parts) == 1:
+        cols = ClaimColumns(hosts[0], slots[0], {n: c[0] for n, c in amounts.items()})
+    else:
+        cols = ClaimColumns(
+            np.concatenate(hosts) if hosts else np.zeros(0, dtype=np.intp),
+            np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64),
+            {n: np.concatenate(c) for n, c in amounts.items()},
+        )
+    for array in (cols.hosts, cols.slots, *cols.amounts.values()):
+        array.flags.writeable = False
+    return cols
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,21 @@ from xce.cluster.load import (
     state_from_text,
     validate_requirements,
 )
-from xce.cluster.state import ClusterState, HostAlloc, Limit, PendingJob, Queue, RunningJob
+from xce.cluster.state import (
+    ClusterState,
+    HostAlloc,
+    HostAllocs,
+    Limit,
+    PendingJob,
+    Queue,
+    RunningJob,
+)
 
 __all__ = [
     "SLOTS",
     "ClusterState",
     "HostAlloc",
+    "HostAllocs",
     "HostStatus",
     "HostTable",
     "Limit",

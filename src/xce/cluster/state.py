@@ -5,9 +5,10 @@ queues, limits and the pending jobs, built from a checked :class:`StateSpec`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import overload
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from xce.cluster.schema import (
 __all__ = [
     "ClusterState",
     "HostAlloc",
+    "HostAllocs",
     "Limit",
     "PendingJob",
     "Queue",
@@ -85,6 +87,52 @@ class HostAlloc:
     resources: Mapping[str, float] = field(default_factory=_empty, hash=False)
 
 
+class HostAllocs(Sequence[HostAlloc]):
+    """A running job's holdings, one :class:`HostAlloc` per claim, made only when read.
+
+    A wide job holds thousands of hosts; the scheduling core keeps what it needs as
+    arrays and gives running jobs this view, so starting a job makes no per-host object.
+    Equal to any sequence of the same holdings.
+    """
+
+    __slots__ = ("_build", "_items", "_len", "slots")
+
+    def __init__(self, build: Callable[[], tuple[HostAlloc, ...]], count: int, slots: int) -> None:
+        self._build = build
+        self._items: tuple[HostAlloc, ...] | None = None
+        self._len = count
+        self.slots = slots  # over all claims
+
+    def _all(self) -> tuple[HostAlloc, ...]:
+        if self._items is None:
+            self._items = self._build()
+        return self._items
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> HostAlloc: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[HostAlloc, ...]: ...
+    def __getitem__(self, index: int | slice) -> HostAlloc | tuple[HostAlloc, ...]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[HostAlloc]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return self._all() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 @dataclass(frozen=True, slots=True)
 class RunningJob:
     """Work already holding resources when the session starts."""
@@ -94,7 +142,7 @@ class RunningJob:
     queue: str
     project: str
     start_time: float
-    alloc: tuple[HostAlloc, ...]
+    alloc: Sequence[HostAlloc]  # a tuple, or the core's HostAllocs view
     shared: Mapping[str, float] = field(default_factory=_empty, hash=False)
     resreq: str = ""
     runtime: float | None = None
@@ -102,6 +150,8 @@ class RunningJob:
     @property
     def slots(self) -> int:
         """Tasks the job runs, over all its hosts."""
+        if isinstance(self.alloc, HostAllocs):
+            return self.alloc.slots
         return sum(a.slots for a in self.alloc)
 
 

@@ -13,14 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from xce.alloc import AllocatorRegistry, AllocOptions, CancelToken, JobAllocation
+from xce.alloc import AllocatorRegistry, AllocOptions, CancelToken, Claim, JobAllocation
 from xce.cluster import (
     SLOTS,
     ClusterState,
     HostAlloc,
+    HostAllocs,
     HostTable,
     PendingJob,
     Queue,
+    ResourceCatalog,
     ResourceKind,
     RunningJob,
 )
@@ -75,6 +77,7 @@ class SchedulerCore:
         self._default_picker = picker or state.default_picker
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
+        self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
         self._session = Session(
             self.state,
             registry=registry,
@@ -107,6 +110,15 @@ class SchedulerCore:
     def pending_count(self) -> int:
         """How many jobs are pending (without building a state view)."""
         return len(self._pending)
+
+    @property
+    def hosts(self) -> HostTable:
+        """The hosts now (without building a state view)."""
+        return self._hosts
+
+    @property
+    def catalog(self) -> ResourceCatalog:
+        return self._catalog
 
     def pending_jobs(self) -> Iterator[PendingJob]:
         """The pending jobs in arrival order (do not apply events while iterating)."""
@@ -209,7 +221,7 @@ class SchedulerCore:
         job = self._pending.get(job_id)
         if job is None:
             raise EventError(f"JobStarted: {job_id!r} is not a pending job")
-        if not allocation.claims:
+        if allocation.count == 0:
             raise EventError(f"JobStarted: job {job_id!r}: an allocation needs at least one host")
         held = self._holdings(job_id, allocation)
         for name, hosts, amounts in held:
@@ -240,9 +252,9 @@ class SchedulerCore:
 
     def _holdings(self, job_id: str, allocation: JobAllocation) -> _Holdings:
         """Per resource: the distinct hosts of an allocation and the amount on each."""
-        claims = allocation.claims
-        if len(claims) == 1:  # the common case, without numpy's fixed costs
-            c = claims[0]
+        parts = allocation.parts
+        if len(parts) == 1 and isinstance(parts[0], Claim):  # without numpy's fixed costs
+            c = parts[0]
             if not 0 <= c.host < self._hosts.n:
                 raise EventError(f"JobStarted: job {job_id!r}: no host #{c.host} in this cluster")
             one = np.array([c.host], dtype=np.intp)
@@ -255,22 +267,35 @@ class SchedulerCore:
                 if amount:
                     held.append((name, one, np.array([amount])))
             return held
-        hosts = np.fromiter((c.host for c in claims), dtype=np.intp, count=len(claims))
+        cols = allocation.columns()
+        hosts = cols.hosts
         bad = hosts[(hosts < 0) | (hosts >= self._hosts.n)]
         if len(bad):
             raise EventError(f"JobStarted: job {job_id!r}: no host #{int(bad[0])} in this cluster")
-        uniq, where = np.unique(hosts, return_inverse=True)
-        slots = np.fromiter((c.slots for c in claims), dtype=np.float64, count=len(claims))
-        held = [(SLOTS, uniq, np.bincount(where, weights=slots, minlength=len(uniq)))]
-        names = {n for c in claims for n, _ in c.amounts}
-        for name in sorted(names):
+        for name in cols.amounts:
             if name not in self._used:
                 raise EventError(f"JobStarted: job {job_id!r}: {name!r} is not a host consumable")
-            per_claim = [dict(c.amounts).get(name, 0.0) for c in claims]
+        if self._distinct(hosts):  # the usual case: one claim per host, no sort needed
+            held = [(SLOTS, hosts, cols.slots.astype(np.float64))]
+            for name, per_claim in cols.amounts.items():
+                some = per_claim != 0  # a host lacking the resource is charged what it has
+                held.append((name, hosts[some], per_claim[some]))
+            return held
+        uniq, where = np.unique(hosts, return_inverse=True)
+        held = [(SLOTS, uniq, np.bincount(where, weights=cols.slots, minlength=len(uniq)))]
+        for name, per_claim in cols.amounts.items():
             sums = np.bincount(where, weights=per_claim, minlength=len(uniq))
-            some = sums != 0  # a host that lacks the resource is only charged what it has
+            some = sums != 0
             held.append((name, uniq[some], sums[some]))
         return held
+
+    def _distinct(self, hosts: np.ndarray[Any, Any]) -> bool:
+        """True if no host appears twice (a scatter into a per-host scratch, no sort)."""
+        if len(self._scratch) != self._hosts.n:
+            self._scratch = np.zeros(self._hosts.n, dtype=np.intp)
+        k = np.arange(len(hosts), dtype=np.intp)
+        self._scratch[hosts] = k
+        return bool((self._scratch[hosts] == k).all())
 
     def _release(self, run: RunningJob) -> None:
         held = self._held.pop(run.id, None)
@@ -361,12 +386,22 @@ def _attribute_kind(value: object) -> ResourceKind:
 
 @lru_cache(maxsize=1 << 16)
 def _plain(name: str, slots: int) -> HostAlloc:
+    """Slots alone on a host: immutable, so one object serves every job (wide jobs)."""
     return HostAlloc(name, slots, _NO_AMOUNTS)
 
 
-def _plain_alloc(names: list[str], host: int, slots: int) -> HostAlloc:
-    """Slots alone on a host: immutable, so one object serves every job (wide jobs)."""
-    return _plain(names[host], slots)
+def _host_allocs(allocation: JobAllocation, names: list[str]) -> HostAllocs:
+    """What the job holds, per claim, made only when someone reads it."""
+
+    def build() -> tuple[HostAlloc, ...]:
+        return tuple(
+            _plain(names[c.host], c.slots)
+            if not c.amounts
+            else HostAlloc(names[c.host], c.slots, dict(c.amounts))
+            for c in allocation.claims
+        )
+
+    return HostAllocs(build, allocation.count, allocation.slots)
 
 
 def _running_job(
@@ -376,19 +411,13 @@ def _running_job(
     names: list[str],
     time: float,
 ) -> RunningJob:
-    allocs = tuple(
-        _plain_alloc(names, c.host, c.slots)
-        if not c.amounts
-        else HostAlloc(names[c.host], c.slots, dict(c.amounts))
-        for c in allocation.claims
-    )
     return RunningJob(
         id=job.id,
         user=job.user,
         queue=job.queue,
         project=job.project,
         start_time=time,
-        alloc=allocs,
+        alloc=_host_allocs(allocation, names),
         shared=dict(shared),
         resreq=job.resreq,
         runtime=job.runtime,

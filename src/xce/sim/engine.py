@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from xce.alloc import Allocator, AllocOptions, Decision, Dispatched, Pending
 from xce.cluster import SLOTS, ClusterState, PendingJob
@@ -41,7 +42,7 @@ from xce.core import (
     job_request,
 )
 from xce.errors import EventError, InputError, InternalError
-from xce.sim.model import JobRecord, SimJob, Timeline
+from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
 __all__ = ["SimOptions", "SimResult", "SimStats", "Simulation", "verify"]
 
@@ -85,6 +86,7 @@ class SimResult:
     host_capacity: dict[str, int] = field(default_factory=dict)
     # claims of work running when the simulation began: (host, start, end, slots)
     base_load: list[tuple[str, float, float, int]] = field(default_factory=list)
+    host_names: list[str] = field(default_factory=list)  # what record host indices index
 
     @property
     def unrunnable(self) -> list[JobRecord]:
@@ -123,7 +125,7 @@ class Simulation:
         self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
         # jobs running now: (job, start, hosts, host slots, slots, alternative, killed)
         self._started: dict[
-            str, tuple[SimJob, float, tuple[str, ...], tuple[int, ...], int, int | None, bool]
+            str, tuple[SimJob, float, HostColumn, SlotColumn, int, int | None, bool]
         ] = {}
         self._jobs = {j.id: j for j in self.jobs}
         self._new: list[PendingJob] = []
@@ -138,6 +140,7 @@ class Simulation:
         self._queues_seen: set[str] = set()
         self._fewest: dict[str, int] = {}
         self._pickers: dict[str, str] = {}
+        self._one_level: tuple[int, bool] | None = None
         self.stats = SimStats()
 
     def _check_ids(self) -> None:
@@ -190,7 +193,7 @@ class Simulation:
         records = [self._records[j.id] for j in self.jobs]
         hosts = self.core.state.hosts
         capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
-        return SimResult(records, timeline, self.stats, total, capacity, base)
+        return SimResult(records, timeline, self.stats, total, capacity, base, hosts.names)
 
     def _push(self, at: float, kind: int, job_id: str) -> None:
         heapq.heappush(self._heap, (at, kind, self._seq, job_id))
@@ -244,18 +247,18 @@ class Simulation:
         self.core.apply(JobSubmitted(pending))
         self._new.append(pending)
         self._queues_seen.add(job.queue)
-        request = job_request(pending, self.core.state.catalog)
+        request = job_request(pending, self.core.catalog)
         if not all(p.cacheable for alt in request.requirement.alternatives for p in alt):
             self._volatile.add(job.id)
 
     def _never_runs(self, job: PendingJob) -> str | None:
         """Why ``job`` cannot run even on the empty cluster (None: it can)."""
         key: tuple[object, ...] = (job.resreq, job.min_tasks, job.max_tasks, job.tasks_given)
-        if self.core.state.limits:
+        if self._probe.state.limits:
             key += (job.user, job.queue, job.project)
         if key not in self._never:
             self._probe.begin_session()
-            decision = self._probe.decide(job_request(job, self.core.state.catalog))
+            decision = self._probe.decide(job_request(job, self.core.catalog))
             self._never[key] = decision.info.message if isinstance(decision, Pending) else None
         return self._never[key]
 
@@ -324,36 +327,50 @@ class Simulation:
 
     def _strict_one_level(self) -> bool:
         """Every queue strict, all of one priority: arrival order is the pick order."""
-        state = self.core.state
-        if any(self._picker(q) != "strict" for q in self._queues_seen):
-            return False
-        return len({state.queue_priority(q) for q in self._queues_seen}) <= 1
+        seen = len(self._queues_seen)  # queues only ever join this set
+        if self._one_level is None or self._one_level[0] != seen:
+            state = self.core.state
+            one = all(self._picker(q) == "strict" for q in self._queues_seen) and (
+                len({state.queue_priority(q) for q in self._queues_seen}) <= 1
+            )
+            self._one_level = (seen, one)
+        return self._one_level[1]
 
     def _strict_in_batches(self, now: float) -> None:
         """A full strict session, fed in arrival order a batch at a time: each queue
         stops at its first job that cannot start, so most of a long backlog is never
         looked at. Exact: every job of a batch comes before every job of the next in
         pick order, and a batch's dispatches are started before the next batch, as the
-        session's books would have charged them."""
+        session's books would have charged them.
+
+        A job cannot start if it wants more tasks than the cluster's free slots less the
+        fewest tasks of the jobs before it in its queue's part of the batch (free slots
+        only fall within a session, a task takes a slot, and under strict the job is
+        reached only if all of those started): it would pend, and strict stops its
+        queue there, so the queue is marked blocked at once and the job is not tried."""
         core = self.core
         self._blocked.clear()
         self._new.clear()
         self._freed = False
-        if len(self._queues_seen) == 1:
-            head = next(core.pending_jobs(), None)
-            if head is not None and self._total - self._busy < self._fewest_tasks(head):
-                # Not even the whole cluster's free slots could hold the head job: it
-                # pends, and strict FIFO stops its queue there. Nothing to try.
-                self._blocked.add(head.queue)
-                return
         first = True
         while True:
+            free = self._total - self._busy
+            ahead: dict[str, int] = {}  # per queue: fewest tasks of its jobs in the batch
             batch: list[PendingJob] = []
             for job in core.pending_jobs():
-                if job.queue not in self._blocked:
-                    batch.append(job)
-                    if len(batch) == _BATCH:
+                if job.queue in self._blocked:
+                    continue
+                fewest = self._fewest_tasks(job)
+                before = ahead.get(job.queue, 0)
+                if fewest > free - before:
+                    self._blocked.add(job.queue)
+                    if self._blocked >= self._queues_seen:
                         break
+                    continue
+                ahead[job.queue] = before + fewest
+                batch.append(job)
+                if len(batch) == _BATCH:
+                    break
             if not batch:
                 return
             result = core.run_session(jobs=batch, skip_blocked=True)
@@ -367,7 +384,7 @@ class Simulation:
         """The fewest tasks any alternative of ``job`` needs."""
         fewest = self._fewest.get(job.id)
         if fewest is None:
-            requirement = job_request(job, self.core.state.catalog).requirement
+            requirement = job_request(job, self.core.catalog).requirement
             fewest = min(sum(p.tasks for p in alt) for alt in requirement.alternatives)
             self._fewest[job.id] = fewest
         return fewest
@@ -413,13 +430,12 @@ class Simulation:
             and job.runtime > job.requested_time
         ):
             duration, killed = job.requested_time, True
-        names = self.core.state.hosts.names
-        claims = decision.allocation.claims
+        columns = decision.allocation.columns()
         self._started[job.id] = (
             job,
             now,
-            tuple(names[c.host] for c in claims),
-            tuple(c.slots for c in claims),
+            HostColumn(columns.hosts, self.core.hosts.names),
+            SlotColumn(columns.slots),
             decision.allocation.slots,
             decision.allocation.alternative,
             killed,
@@ -463,10 +479,14 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
             raise InternalError(
                 f"job {r.job.id} did not run exactly once: start {r.start}, end {r.end}"
             )
-        if len(r.hosts) != len(r.host_slots) or sum(r.host_slots) != r.slots:
+        if len(r.hosts) != len(r.host_slots) or _total(r.host_slots) != r.slots:
             raise InternalError(f"job {r.job.id}: its hosts do not add up to its slots")
         ran.append(r)
     _check_capacity(result, ran)
+
+
+def _total(slots: Sequence[int]) -> int:
+    return int(slots.array.sum()) if isinstance(slots, SlotColumn) else sum(slots)
 
 
 def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
@@ -474,15 +494,22 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
     index = {name: i for i, name in enumerate(result.host_capacity)}
     capacity = np.array(list(result.host_capacity.values()), dtype=np.float64)
     counts = [len(r.hosts) for r in ran]
-    total = sum(counts)
-    if total == 0:
+    if sum(counts) == 0:
         return
     try:
-        host = np.fromiter((index[h] for r in ran for h in r.hosts), dtype=np.int32, count=total)
+        host = np.concatenate([_host_ids(r.hosts, index, result.host_names) for r in ran])
         preheld = np.array([index[b[0]] for b in result.base_load], dtype=np.int32)
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
-    slots = np.fromiter((s for r in ran for s in r.host_slots), dtype=np.int32, count=total)
+    slots = np.concatenate(
+        [
+            r.host_slots.array
+            if isinstance(r.host_slots, SlotColumn)
+            else np.array(r.host_slots, dtype=np.int64)
+            for r in ran
+        ]
+    ).astype(np.int32)
+    host = host.astype(np.int32)
     starts = np.repeat(np.array([r.start for r in ran], dtype=np.float64), counts)
     ends = np.repeat(np.array([r.end for r in ran], dtype=np.float64), counts)
     if len(preheld):  # work that was running when the simulation began holds slots too
@@ -508,3 +535,12 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
         k = int(np.flatnonzero(over)[0])
         name = list(result.host_capacity)[int(hosts2[k])]
         raise InternalError(f"host {name} was over-allocated: {held[k]:g} slots")
+
+
+def _host_ids(
+    hosts: Sequence[str], index: dict[str, int], names: list[str]
+) -> npt.NDArray[np.intp]:
+    """A record's hosts as indices into the result's hosts."""
+    if isinstance(hosts, HostColumn) and hosts.names is names:
+        return hosts.array
+    return np.array([index[h] for h in hosts], dtype=np.intp)

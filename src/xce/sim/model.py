@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
-__all__ = ["BSLD_TAU", "JobRecord", "SimJob", "Timeline", "bounded_slowdown"]
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BSLD_TAU",
+    "HostColumn",
+    "JobRecord",
+    "SimJob",
+    "SlotColumn",
+    "Timeline",
+    "bounded_slowdown",
+]
 
 BSLD_TAU = 10.0
 """Seconds: runtimes shorter than this count as this long in the bounded slowdown."""
@@ -33,8 +46,8 @@ class JobRecord:
     job: SimJob
     start: float | None
     end: float | None
-    hosts: tuple[str, ...] = ()  # one entry per claim (a host may appear twice)
-    host_slots: tuple[int, ...] = ()  # slots of each claim, parallel to ``hosts``
+    hosts: Sequence[str] = ()  # one entry per claim (a host may appear twice)
+    host_slots: Sequence[int] = ()  # slots of each claim, parallel to ``hosts``
     slots: int = 0
     alternative: int | None = None
     killed: bool = False  # ended at its requested time (--enforce-walltime)
@@ -54,6 +67,76 @@ class JobRecord:
         if self.wait is None or self.ran is None:
             return None
         return bounded_slowdown(self.wait, self.ran)
+
+
+class _Column:
+    """A read-only numpy column seen as a sequence, equal to any equal sequence."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: npt.NDArray[Any]) -> None:
+        self.array = array
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def _items(self) -> tuple[Any, ...]:
+        return tuple(self.array.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence | _Column):
+            return NotImplemented
+        return self._items() == tuple(other)  # type: ignore[arg-type]
+
+    def __hash__(self) -> int:
+        return hash(self._items())
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+
+class SlotColumn(_Column, Sequence[int]):
+    """The slots of a job's claims, kept as the allocation's array."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):
+            return tuple(self.array[index].tolist())
+        return int(self.array[index])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.array.tolist())
+
+
+class HostColumn(_Column, Sequence[str]):
+    """The hosts of a job's claims: indices (``array``) into the cluster's ``names``."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, array: npt.NDArray[np.intp], names: Sequence[str]) -> None:
+        super().__init__(array)
+        self.names = names
+
+    def _items(self) -> tuple[Any, ...]:
+        names = self.names
+        return tuple(names[i] for i in self.array.tolist())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return self._items()[index]
+        return self.names[int(self.array[index])]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
 
 
 def bounded_slowdown(wait: float, runtime: float, tau: float = BSLD_TAU) -> float:
