@@ -37,6 +37,8 @@ class SessionBooks:
         self.cursors: dict[object, int] = {}
         self.max_slots = 0.0
         self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
+        self._hosts_seen: tuple[int, int] = (0, -1)
+        self._hosts_ref: HostTable | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -50,9 +52,13 @@ class SessionBooks:
             else:
                 avail[name] = capacity - st.used[name]
         self._shared = {name: st.shared_free(name) for name in st.shared_total}
-        self.ok = np.asarray(st.hosts.status == HostStatus.OK)
-        slots = st.hosts.capacity[SLOTS][self.ok]
-        self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds it
+        hosts = st.hosts
+        if self._hosts_seen != (id(hosts), hosts.version):  # status or capacity changed
+            self._hosts_seen = (id(hosts), hosts.version)
+            self._hosts_ref = hosts  # keeps id() unique while compared
+            self.ok = np.asarray(hosts.status == HostStatus.OK)
+            slots = hosts.capacity[SLOTS][self.ok]
+            self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds
         self.memo.reset()
         self.cursors.clear()
         self._static_eligible.clear()

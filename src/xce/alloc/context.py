@@ -49,9 +49,13 @@ class AllocContext:
     appended, like the spec's ``alloc_req.host``, so a plugin that does not guard on the
     jobs it owns corrupts it); ``uncommitted`` maps host -> resource -> debit. Its inner
     mappings are replaced, never changed in place: the hosts of a claim run share one.
+    Claim runs are entered into it only when it is read (most jobs never read it again
+    after their run: a wide job's thousands of hosts are then never entered at all).
     """
 
     __slots__ = (
+        "_runs",
+        "_uncommitted",
         "books",
         "first",
         "limit_ids",
@@ -67,7 +71,6 @@ class AllocContext:
         "stats",
         "term",
         "token",
-        "uncommitted",
         "user",
     )
 
@@ -96,8 +99,23 @@ class AllocContext:
         self.term = 0  # the compound term being placed (0 for a simple requirement)
         self.primary: PreparedPrimary | None = None
         self.request: list[tuple[str, float]] = []
-        self.uncommitted: dict[int, dict[str, float]] = {}
+        self._uncommitted: dict[int, dict[str, float]] = {}
+        self._runs: list[ClaimRun] = []  # debited, not yet entered into _uncommitted
         self.shared_uncommitted: dict[str, float] = {}
+
+    @property
+    def uncommitted(self) -> dict[int, dict[str, float]]:
+        """host -> resource -> this attempt's provisional debit (do not change it)."""
+        if self._runs:
+            runs, self._runs = self._runs, []
+            for run in runs:
+                self._enter_run(run)
+        return self._uncommitted
+
+    @property
+    def holds_any(self) -> bool:
+        """True if this attempt holds any provisional debit."""
+        return bool(self._runs or self._uncommitted or self.shared_uncommitted)
 
     def __enter__(self) -> AllocContext:
         return self
@@ -108,34 +126,42 @@ class AllocContext:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.uncommitted.clear()
+        self._uncommitted.clear()
+        self._runs.clear()
         self.shared_uncommitted.clear()
         self.request.clear()
         self.primary = None
 
     def debit(self, claim: Claim) -> None:
         """Provisionally take ``claim`` for this attempt."""
-        old = self.uncommitted.get(claim.host)
+        uncommitted = self.uncommitted
+        old = uncommitted.get(claim.host)
         held = dict(old) if old else {}
         held[SLOTS] = held.get(SLOTS, 0.0) + claim.slots
         for name, amount in claim.amounts:
             held[name] = held.get(name, 0.0) + amount
-        self.uncommitted[claim.host] = held
+        uncommitted[claim.host] = held
 
     def debit_run(self, run: ClaimRun) -> None:
-        """:meth:`debit` for every claim of ``run`` (fresh hosts share one mapping)."""
+        """:meth:`debit` for every claim of ``run`` (entered when next read)."""
+        self._runs.append(run)
+
+    def _enter_run(self, run: ClaimRun) -> None:
         hosts = run.hosts.tolist()
-        uncommitted = self.uncommitted
-        if not uncommitted.keys().isdisjoint(hosts):
-            for claim in run.claims():
-                self.debit(claim)
+        uncommitted = self._uncommitted
+        if uncommitted.keys().isdisjoint(hosts):  # fresh hosts share one mapping
+            uncommitted.update(dict.fromkeys(hosts, _amounts(run.slots, run.amounts)))
             return
-        uncommitted.update(dict.fromkeys(hosts, _amounts(run.slots, run.amounts)))
+        for claim in run.claims():
+            self.debit(claim)
 
     def credit(self, parts: Iterable[Part]) -> None:
         """Give back provisional claims exactly (rollback of a failed plan or term)."""
         for part in parts:
             if isinstance(part, ClaimRun):
+                if any(part is run for run in self._runs):  # never entered: drop it
+                    self._runs = [run for run in self._runs if run is not part]
+                    continue
                 taken = _amounts(part.slots, part.amounts)
                 for h in part.hosts.tolist():
                     self._credit(h, taken)
@@ -143,17 +169,18 @@ class AllocContext:
                 self._credit(part.host, _amounts(part.slots, part.amounts))
 
     def _credit(self, host: int, taken: dict[str, float]) -> None:
-        held = self.uncommitted[host]
+        uncommitted = self.uncommitted
+        held = uncommitted[host]
         if held == taken:
-            del self.uncommitted[host]
+            del uncommitted[host]
             return
         left = dict(held)
         for name, amount in taken.items():
             left[name] -= amount
         if all(abs(v) < 1e-9 for v in left.values()):
-            del self.uncommitted[host]
+            del uncommitted[host]
         else:
-            self.uncommitted[host] = left
+            uncommitted[host] = left
 
     def debit_shared(self, amounts: Iterable[tuple[str, float]]) -> None:
         for name, amount in amounts:

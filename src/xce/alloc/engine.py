@@ -239,7 +239,7 @@ class Allocator:
                 return _Failed(hit, cached=True)
             self.stats.cache_misses += 1
         # Sound to cache only if no earlier term of this job holds debits (design §3).
-        clean = not ctx.uncommitted and not ctx.shared_uncommitted
+        clean = not ctx.holds_any
         ctx.primary, ctx.term = pp, term
         short = shared_shortfall(pp, ctx)
         if short is not None:
@@ -337,50 +337,53 @@ class Allocator:
         """Every bucket on a distinct host, a fresh host iterator per bucket (Req 4 AC 2)."""
         assert ctx.primary is not None
         claimed: list[Part] = []
-        buckets = plan.buckets
         # Hosts this plan holds (a byte per host: exclusivity checks one host or many).
-        taken = bytearray(self.books.hosts.n) if len(buckets) > 1 else None
+        taken = bytearray(self.books.hosts.n) if len(plan.buckets) > 1 else None
         ntaken = 0
-        descending = list(buckets) == sorted(buckets, reverse=True)
-        b = 0
-        while b < len(buckets):
-            need = buckets[b]
-            ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
-            if descending:  # equal sizes are contiguous: the run ends after the last one
-                run = len(buckets) - buckets[::-1].index(need) - b
-            else:
-                run = 1
-                while b + run < len(buckets) and buckets[b + run] == need:
-                    run += 1
-            if self.options.shortcuts and run > 1 and taken is not None:
-                bulk = claim_run(ctx, finder, self._hooks, need, run, taken, ntaken)
-                if bulk is not None:
-                    if len(bulk) < run:  # not enough hosts: the plan fails (bulk not debited)
-                        ctx.credit(claimed)
-                        return None
-                    claimed.append(bulk)
-                    np.frombuffer(taken, dtype=np.bool_)[bulk.hosts] = True
-                    ntaken += run
-                    b += run
-                    continue
-            b += 1
-            # Exact shortcut: a bucket wanting what the previous (non-first) bucket wanted
-            # would be offered, and refuse, every host up to that bucket's claim again:
-            # those hosts were claimed or refused, and this plan's debits only grow.
-            after = None
-            if self.options.shortcuts and ntaken > 1:
-                last = claimed[-1]
-                if last.slots == need:
-                    after = int(last.hosts[-1]) if isinstance(last, ClaimRun) else last.host
-            claim = self._claim_one(ctx, finder, need, taken, after)
-            if claim is None:
-                ctx.credit(claimed)  # rollback: no phantom debit reaches the next plan
-                return None
-            claimed.append(claim)
-            if taken is not None:
-                taken[claim.host] = 1
-            ntaken += 1
+        for need, count in plan.size_runs():
+            left = count
+            while left:
+                ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
+                if self.options.shortcuts and left > 1 and taken is not None:
+                    bulk = claim_run(ctx, finder, self._hooks, need, left, taken, ntaken)
+                    if bulk is not None:
+                        if len(bulk) < left:  # too few hosts: the plan fails (not debited)
+                            ctx.credit(claimed)
+                            return None
+                        claimed.append(bulk)
+                        np.frombuffer(taken, dtype=np.bool_)[bulk.hosts] = True
+                        ntaken += left
+                        break
+                left -= 1
+                claim = self._claim_next(ctx, finder, need, taken, claimed, ntaken)
+                if claim is None:
+                    ctx.credit(claimed)  # rollback: no phantom debit reaches the next plan
+                    return None
+                claimed.append(claim)
+                if taken is not None:
+                    taken[claim.host] = 1
+                ntaken += 1
         return claimed
+
+    def _claim_next(
+        self,
+        ctx: AllocContext,
+        finder: HostFinder,
+        need: int,
+        taken: bytearray | None,
+        claimed: list[Part],
+        ntaken: int,
+    ) -> Claim | None:
+        """The next bucket of a plan, on a host of its own fresh iterator."""
+        # Exact shortcut: a bucket wanting what the previous (non-first) bucket wanted
+        # would be offered, and refuse, every host up to that bucket's claim again:
+        # those hosts were claimed or refused, and this plan's debits only grow.
+        after = None
+        if self.options.shortcuts and ntaken > 1:
+            last = claimed[-1]
+            if last.slots == need:
+                after = int(last.hosts[-1]) if isinstance(last, ClaimRun) else last.host
+        return self._claim_one(ctx, finder, need, taken, after)
 
     def _claim_one(
         self,
@@ -522,7 +525,10 @@ class _Capacity:
         if plan.fill:
             return self.total >= tasks
         needed = 0
-        for size, count in sorted(Counter(plan.buckets).items(), reverse=True):
+        sizes: Counter[int] = Counter()
+        for size, count in plan.size_runs():
+            sizes[size] += count
+        for size, count in sorted(sizes.items(), reverse=True):
             needed += count  # buckets of at least this size need that many distinct hosts
             if self.hosts_taking(size) < needed:
                 return False

@@ -126,7 +126,7 @@ class JobAllocation:
     are equal when their claims, shared amounts and alternative are.
     """
 
-    __slots__ = ("_claims", "_columns", "alternative", "parts", "shared", "slots")
+    __slots__ = ("_claims", "_columns", "alternative", "count", "parts", "shared", "slots")
 
     def __init__(
         self,
@@ -137,9 +137,13 @@ class JobAllocation:
         self.parts: tuple[Part, ...] = tuple(claims)
         self.shared: tuple[tuple[str, float], ...] = tuple(shared)
         self.alternative = alternative
-        self.slots: int = sum(
-            p.slots * len(p.hosts) if isinstance(p, ClaimRun) else p.slots for p in self.parts
-        )
+        count = slots = 0
+        for p in self.parts:
+            k = len(p.hosts) if isinstance(p, ClaimRun) else 1
+            count += k
+            slots += p.slots * k
+        self.count: int = count  # claims (host entries)
+        self.slots: int = slots
         self._claims: tuple[Claim, ...] | None = None
         self._columns: ClaimColumns | None = None
 
@@ -155,11 +159,6 @@ class JobAllocation:
                     out.append(p)
             self._claims = tuple(out)
         return self._claims
-
-    @property
-    def count(self) -> int:
-        """How many claims (host entries) the allocation has."""
-        return sum(len(p.hosts) if isinstance(p, ClaimRun) else 1 for p in self.parts)
 
     def columns(self) -> ClaimColumns:
         """The claims as read-only arrays (computed once)."""

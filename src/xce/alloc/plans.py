@@ -9,7 +9,8 @@ release everything in ``close()`` (also ``with``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import groupby
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -28,14 +29,26 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Plan:
     """Bucket sizes, descending; ``fill`` marks the final fill plan (design §3), whose
-    buckets are decided from live state as hosts are walked."""
+    buckets are decided from live state as hosts are walked.
+
+    ``runs`` optionally gives the buckets as (size, count) runs of equal sizes, in order
+    (a plan iterator that knows them saves the allocator a pass over wide plans); it
+    must describe ``buckets`` exactly.
+    """
 
     buckets: tuple[int, ...]
     fill: bool = False
+    runs: tuple[tuple[int, int], ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def nbuckets(self) -> int:
         return len(self.buckets)
+
+    def size_runs(self) -> tuple[tuple[int, int], ...]:
+        """The buckets as (size, count) runs of equal consecutive sizes, in order."""
+        if self.runs is not None:
+            return self.runs
+        return tuple((size, len(list(group))) for size, group in groupby(self.buckets))
 
 
 @runtime_checkable
@@ -100,6 +113,12 @@ def balanced(n: int, k: int) -> tuple[int, ...]:
     return (q + 1,) * r + (q,) * (k - r)
 
 
+def _balanced_plan(n: int, k: int) -> Plan:
+    q, r = divmod(n, k)
+    runs = tuple((size, count) for size, count in ((q + 1, r), (q, k - r)) if count)
+    return Plan(balanced(n, k), runs=runs)
+
+
 class CombinatorialPlanIterator(_Base):
     """The parjob plans (Req 4 AC 1): k = 1..N hosts, balanced split, descending.
 
@@ -128,7 +147,7 @@ class CombinatorialPlanIterator(_Base):
         if k <= self._last_k:
             if self._ptile is not None:
                 return Plan(self._ptile_buckets(self._ptile))
-            return Plan(balanced(self._n, k))
+            return _balanced_plan(self._n, k)
         if k == self._last_k + 1 and self._with_fill:
             return Plan((), fill=True)
         self._done = True

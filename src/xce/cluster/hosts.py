@@ -83,6 +83,7 @@ class HostTable:
         "status",
         "strings",
         "tags",
+        "version",
     )
 
     def __init__(
@@ -98,6 +99,7 @@ class HostTable:
         self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.n = len(self.names)
         self._status = np.array(status, dtype=np.int8)
+        self.version = 0  # bumped by every in-place change (status, capacity)
         self._capacity = {k: np.array(v, dtype=np.float64) for k, v in capacity.items()}
         self.status: Int8Array = _frozen(self._status)
         self.capacity: Mapping[str, FloatArray] = MappingProxyType(
@@ -165,6 +167,7 @@ class HostTable:
     def set_status(self, i: int, status: HostStatus) -> None:
         """Open, close or mark host ``i`` unavailable."""
         self._status[i] = HostStatus(status)
+        self.version += 1
 
     def set_capacity(self, i: int, name: str, value: float) -> None:
         """Change host ``i``'s capacity of consumable ``name`` (NaN: the host lacks it)."""
@@ -173,6 +176,7 @@ class HostTable:
         if value < 0:
             raise ValueError(f"capacity of {name!r} must be >= 0, got {value}")
         self._capacity[name][i] = value
+        self.version += 1
 
     def ok(self) -> BoolArray:
         """Mask of hosts that take new work."""
