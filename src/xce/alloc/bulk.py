@@ -61,8 +61,9 @@ def claim_run(
     host mask; ``ntaken`` hosts set), or None if the run cannot be placed this way (the
     caller then loops per bucket: same result). A run shorter than ``count`` means the
     plan fails; only a full run is debited."""
-    limited = any(ctx.limits.limits[i].per_host for i in ctx.limit_ids)
-    if limited or ctx.mode is not AllocMode.NORMAL:
+    if ctx.mode is not AllocMode.NORMAL:
+        return None
+    if ctx.limit_ids and any(ctx.limits.limits[i].per_host for i in ctx.limit_ids):
         return None
     want = _standard_want(ctx, hooks, need)
     if want is None:
@@ -77,7 +78,7 @@ def claim_run(
     ctx.stats.host_tries += 1
     ctx.token.checkpoint()
     books = finder.books
-    amounts = tuple((n, a) for n, a in want.items() if n != SLOTS)
+    amounts = tuple((n, a) for n, a in want.items() if n != SLOTS) if len(want) > 1 else ()
     held = ctx.uncommitted
     # At most ntaken + len(held) candidates are passed over: look no further.
     enough = _candidates(finder, books, amounts, need)[: count + ntaken + len(held)]

@@ -185,6 +185,11 @@ class JobAllocation:
 
 
 def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
+    if len(parts) == 1 and isinstance(parts[0], ClaimRun) and not parts[0].amounts:
+        run = parts[0]  # a wide job of slots alone: the common case
+        each = np.full(len(run.hosts), run.slots, dtype=np.int64)
+        each.flags.writeable = False
+        return ClaimColumns(run.hosts, each, {})
     hosts: list[npt.NDArray[np.intp]] = []
     slots: list[npt.NDArray[np.int64]] = []
     names = {n for p in parts for n, _ in p.amounts}

@@ -10,6 +10,7 @@ release everything in ``close()`` (also ``with``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import groupby
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
@@ -107,13 +108,16 @@ class TrivialPlanIterator(_Base):
 _ONE = Plan((1,))
 
 
+@lru_cache(maxsize=4096)
 def balanced(n: int, k: int) -> tuple[int, ...]:
     """``n`` tasks over ``k`` buckets: ``n mod k`` of ceil(n/k), the rest floor(n/k)."""
     q, r = divmod(n, k)
     return (q + 1,) * r + (q,) * (k - r)
 
 
+@lru_cache(maxsize=4096)
 def _balanced_plan(n: int, k: int) -> Plan:
+    """Plans are immutable: wide jobs of one size share theirs."""
     q, r = divmod(n, k)
     runs = tuple((size, count) for size, count in ((q + 1, r), (q, k - r)) if count)
     return Plan(balanced(n, k), runs=runs)

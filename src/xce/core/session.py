@@ -127,6 +127,9 @@ def _no_reasons() -> Mapping[str, int]:
     return MappingProxyType({})
 
 
+_NONE = _no_reasons()
+
+
 @dataclass(frozen=True, slots=True)
 class SessionStats:
     """What a session did and what it cost."""
@@ -248,11 +251,12 @@ class Session:
     def _stats(self, decisions: tuple[Decision, ...], start: float, threads: int) -> SessionStats:
         s = self.allocator.stats
         reasons = Counter(d.info.reason.value for d in decisions if isinstance(d, Pending))
+        pending = sum(reasons.values())
         return SessionStats(
             jobs=len(decisions),
-            dispatched=len(decisions) - sum(reasons.values()),
-            pending=sum(reasons.values()),
-            pending_by_reason=MappingProxyType(dict(sorted(reasons.items()))),
+            dispatched=len(decisions) - pending,
+            pending=pending,
+            pending_by_reason=MappingProxyType(dict(sorted(reasons.items()))) if reasons else _NONE,
             cache_hits=s.cache_hits,
             cache_misses=s.cache_misses,
             cache_inserts=s.cache_inserts,
