@@ -158,13 +158,13 @@ def test_one_plan_per_next_on_a_huge_task_count() -> None:
 def test_each_next_computes_exactly_one_partition(monkeypatch: pytest.MonkeyPatch) -> None:
     """Spec Req 2 AC 2: counting the partitions computed shows one per next(), none ahead."""
     calls: list[tuple[int, int]] = []
-    real = plans_mod.balanced
+    real = plans_mod._balanced_plan  # the (memoised) maker of each balanced plan
 
-    def counting(n: int, k: int) -> tuple[int, ...]:
+    def counting(n: int, k: int) -> Plan:
         calls.append((n, k))
         return real(n, k)
 
-    monkeypatch.setattr(plans_mod, "balanced", counting)
+    monkeypatch.setattr(plans_mod, "_balanced_plan", counting)
     it = CombinatorialPlanIterator(primary("", 6), CancelToken())
     assert calls == []  # construction generates nothing
     for k in range(1, 7):
