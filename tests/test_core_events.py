@@ -6,6 +6,7 @@ session) never over-allocates."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from builders import ClusterBuilder
 from strategies import Scenario, scenarios
-from xce.alloc import Claim, Dispatched, JobAllocation, Pending, PendReason
+from xce.alloc import Claim, ClaimRun, Dispatched, JobAllocation, Pending, PendReason
 from xce.cluster import ClusterState, HostStatus, Limit, PendingJob, Queue
 from xce.core import (
     Event,
@@ -32,6 +33,7 @@ from xce.core import (
     SharedChanged,
     state_to_dict,
 )
+from xce.core.core import _numbered
 from xce.errors import EventError
 
 _EPS = 1e-6
@@ -126,6 +128,37 @@ def test_job_submitted_assigns_arrival_order() -> None:
     result = core.run_session()  # one slot: the earliest arrival among equal submit times
     assert [d.job for d in result.dispatched] == ["a"]
     assert {d.job for d in result.pending} == {"b", "c"}
+
+
+def test_arrival_numbering_keeps_every_other_field() -> None:
+    """The core's fast copy of a submitted job equals dataclasses.replace (guards the
+    field list against PendingJob growing a field)."""
+    job = PendingJob("x", "u", "q", "p", 2, 3, "rusage[mem=1]", 7.0, 9.0, 0, False, 11.0)
+    assert _numbered(job, 5) == replace(job, order=5)
+
+
+def test_a_claim_run_is_charged_like_its_claims() -> None:
+    """A JobStarted with a ClaimRun holds exactly what the same claims one by one hold,
+    in any host order, and frees it all when the job ends."""
+    runs = {
+        "ascending": JobAllocation((ClaimRun(np.array([0, 1]), 1, (("mem", 50.0),)),)),
+        "descending": JobAllocation((ClaimRun(np.array([1, 0]), 1, (("mem", 50.0),)),)),
+    }
+    claims = JobAllocation((Claim(0, 1, (("mem", 50.0),)), Claim(1, 1, (("mem", 50.0),))))
+    reference = SchedulerCore(_cluster())
+    reference.apply(JobStarted("j1", claims))
+    for allocation in runs.values():
+        core = SchedulerCore(_cluster())
+        core.apply(JobStarted("j1", allocation))
+        assert _books(core.state)["used"] == _books(reference.state)["used"]
+        run = core.running("j1")
+        assert run is not None
+        assert (run.slots, len(run.alloc)) == (2, 2)
+        expected = reference.running("j1")
+        assert expected is not None
+        assert sorted(run.alloc, key=str) == sorted(expected.alloc, key=str)  # claim order aside
+        core.apply(JobFinished("j1"))
+        assert _books(core.state)["used"] == _books(_cluster())["used"]
 
 
 def test_job_started_moves_the_job_to_running_and_charges_what_it_holds() -> None:
@@ -304,6 +337,11 @@ def _alloc(
     )
 
 
+def _run(*hosts: int, slots: int = 1, **amounts: float) -> JobAllocation:
+    """An allocation of one claim run (the bulk allocator's form) on host indices."""
+    return JobAllocation((ClaimRun(np.array(hosts, dtype=np.intp), slots, tuple(amounts.items())),))
+
+
 REFUSED: list[Any] = [
     pytest.param(JobStarted("zz", _alloc(("h2", 1, {}))), "not a pending job", id="start-unknown"),
     pytest.param(JobStarted("r1", _alloc(("h2", 1, {}))), "not a pending job", id="start-running"),
@@ -360,6 +398,14 @@ REFUSED: list[Any] = [
         id="start-unknown-shared",
     ),
     pytest.param(JobStarted("j1", _alloc()), "at least one host", id="start-no-claims"),
+    pytest.param(JobStarted("j1", _run()), "at least one host", id="start-empty-run"),
+    pytest.param(JobStarted("j1", _run(0, 1, slots=3)), "wants 3 slots on h1", id="run-slots"),
+    pytest.param(JobStarted("j1", _run(1, 1, slots=2)), "wants 4 slots on h2", id="run-twice"),
+    pytest.param(JobStarted("j1", _run(1, 0, slots=3)), "wants 3 slots on h2", id="run-order"),
+    pytest.param(JobStarted("j1", _run(0, 9)), "no host #9", id="run-no-host"),
+    pytest.param(JobStarted("j1", _run(-1, 0)), "no host #-1", id="run-neg-host"),
+    pytest.param(JobStarted("j1", _run(0, 1, mem=801)), "wants 801 mem on h1", id="run-mem"),
+    pytest.param(JobStarted("j1", _run(0, 1, gpu=1)), "'gpu' is not a host", id="run-gpu"),
     pytest.param(HostAdded("h1", 1, {}, {}), "host 'h1' already exists", id="add-dup"),
     pytest.param(HostAdded("h3", 1, {"gpu": 1}, {}), "'gpu' is not a consumable", id="add-gpu"),
     pytest.param(HostAdded("h3", -1, {}, {}), "slots must be >= 0", id="add-neg-slots"),

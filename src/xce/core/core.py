@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from xce.alloc import AllocatorRegistry, AllocOptions, CancelToken, Claim, JobAllocation
+from xce.alloc import (
+    AllocatorRegistry,
+    AllocOptions,
+    CancelToken,
+    Claim,
+    ClaimRun,
+    JobAllocation,
+)
 from xce.cluster import (
     SLOTS,
     ClusterState,
@@ -44,7 +50,8 @@ from xce.errors import EventError, InputError
 
 __all__ = ["SchedulerCore"]
 
-_Holdings = list[tuple[str, "np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]]
+# per resource: distinct hosts, and the amount on each (an array, or one for all)
+_Holdings = list[tuple[str, "np.ndarray[Any, Any]", "np.ndarray[Any, Any] | float"]]
 
 _EPS = 1e-9
 _NO_AMOUNTS: Mapping[str, float] = MappingProxyType({})
@@ -214,7 +221,7 @@ class SchedulerCore:
             job_request(job, self._catalog)
         except InputError as err:
             raise EventError(f"JobSubmitted: job {job.id!r}: {err}") from None
-        self._pending[job.id] = replace(job, order=self._next_order)
+        self._pending[job.id] = _numbered(job, self._next_order)
         self._next_order += 1
 
     def _start(self, job_id: str, allocation: JobAllocation, time: float) -> None:
@@ -226,12 +233,13 @@ class SchedulerCore:
         held = self._holdings(job_id, allocation)
         for name, hosts, amounts in held:
             free = self._hosts.capacity[name][hosts] - self._used[name][hosts]
-            short = ~(free >= amounts - _EPS)
+            short = ~(free >= np.subtract(amounts, _EPS))
             if short.any():
                 k = int(np.flatnonzero(short)[0])
                 host = self._hosts.names[int(hosts[k])]
+                want = np.broadcast_to(amounts, hosts.shape)[k]
                 raise EventError(
-                    f"JobStarted: job {job_id!r} wants {amounts[k]:g} {name} on {host}; "
+                    f"JobStarted: job {job_id!r} wants {want:g} {name} on {host}; "
                     f"{free[k]:g} free"
                 )
         shared: dict[str, float] = {}
@@ -258,7 +266,7 @@ class SchedulerCore:
             if not 0 <= c.host < self._hosts.n:
                 raise EventError(f"JobStarted: job {job_id!r}: no host #{c.host} in this cluster")
             one = np.array([c.host], dtype=np.intp)
-            held = [(SLOTS, one, np.array([float(c.slots)]))]
+            held: _Holdings = [(SLOTS, one, np.array([float(c.slots)]))]
             for name, amount in c.amounts:
                 if name not in self._used:
                     raise EventError(
@@ -267,6 +275,10 @@ class SchedulerCore:
                 if amount:
                     held.append((name, one, np.array([amount])))
             return held
+        if len(parts) == 1 and isinstance(parts[0], ClaimRun):
+            run = _run_holdings(job_id, parts[0], self._hosts.n, self._used)
+            if run is not None:
+                return run
         cols = allocation.columns()
         hosts = cols.hosts
         bad = hosts[(hosts < 0) | (hosts >= self._hosts.n)]
@@ -366,6 +378,27 @@ class SchedulerCore:
         self._shared_total[name] = total
 
 
+def _run_holdings(
+    job_id: str, run: ClaimRun, n: int, used: Mapping[str, np.ndarray[Any, Any]]
+) -> _Holdings | None:
+    """A single run on ascending hosts (the bulk allocator's output): distinct hosts, one
+    amount for all, checked without a sort. None if the hosts are not ascending."""
+    hosts = run.hosts
+    if not len(hosts) or not bool((hosts[1:] > hosts[:-1]).all()):
+        return None
+    if hosts[0] < 0 or hosts[-1] >= n:
+        bad = int(hosts[0]) if hosts[0] < 0 else int(hosts[-1])
+        raise EventError(f"JobStarted: job {job_id!r}: no host #{bad} in this cluster")
+    amounts: dict[str, float] = {}
+    for name, amount in run.amounts:
+        if name not in used:
+            raise EventError(f"JobStarted: job {job_id!r}: {name!r} is not a host consumable")
+        amounts[name] = amounts.get(name, 0.0) + amount
+    held: _Holdings = [(SLOTS, hosts, float(run.slots))]
+    held += [(name, hosts, amount) for name, amount in amounts.items() if amount]
+    return held
+
+
 def _check_queues(queues: Mapping[str, Queue]) -> None:
     for name, q in queues.items():
         for other in q.preempts:
@@ -382,6 +415,24 @@ def _attribute_kind(value: object) -> ResourceKind:
     if isinstance(value, str):
         return ResourceKind.STRING
     return ResourceKind.NUMERIC
+
+
+def _numbered(job: PendingJob, order: int) -> PendingJob:
+    """``job`` with its arrival number (``dataclasses.replace`` without its per-call cost)."""
+    return PendingJob(
+        job.id,
+        job.user,
+        job.queue,
+        job.project,
+        job.min_tasks,
+        job.max_tasks,
+        job.resreq,
+        job.submit_time,
+        job.runtime,
+        order,
+        job.tasks_given,
+        job.requested_time,
+    )
 
 
 @lru_cache(maxsize=1 << 16)
