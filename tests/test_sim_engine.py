@@ -464,6 +464,20 @@ def _same_records(cluster: ClusterState, jobs: list[SimJob], **options: object) 
     assert fast.records == exact.records
 
 
+def test_a_volatile_job_behind_a_blocked_strict_head_waits_for_it() -> None:
+    """Regression (found by the property below): nothing is freed between t=1 and t=5, so
+    the incremental session at t=2 tries the new select[slots<3] job j7, whose select
+    can turn true as resources fall; under strict it must still wait behind j0 (3 tasks,
+    2 free), which starts only when j6 ends at t=5."""
+    cluster = ClusterBuilder().host("h0", 3).host("h1", 1).running("r0", on={"h0": 1}).build()
+    jobs = [SimJob("j0", 1.0, 0.0, None, resreq="1*{-} + 2*{-}")]
+    jobs += [SimJob(f"j{i}", 0.0, 5.0 if i == 6 else 0.0, 1) for i in range(1, 7)]
+    jobs.append(SimJob("j7", 2.0, 0.0, 1, resreq="select[slots<3]"))
+    _same_records(cluster, jobs, picker="strict")
+    starts = {r.job.id: r.start for r in run(jobs, cluster, picker="strict").records}
+    assert (starts["j0"], starts["j7"]) == (5.0, 5.0)
+
+
 @given(case=timed_scenarios(), picker=st.sampled_from(("fcfs", "strict")), single=st.booleans())
 def test_shortcuts_give_the_same_records_on_random_mixes(
     case: tuple[Scenario, list[SimJob]], picker: str, single: bool

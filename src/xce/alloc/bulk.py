@@ -31,27 +31,41 @@ __all__ = ["claim_run"]
 _EPS = 1e-9
 
 
-def _standard_want(
-    ctx: AllocContext, hooks: tuple[Callable[[AllocContext], None], ...], need: int
+def _run_want(
+    ctx: AllocContext, hooks: tuple[Callable[[AllocContext], None], ...] | None, need: int
 ) -> dict[str, float] | None:
-    """Run the prepare fan-out once; the want if it is the standard one, else None."""
+    """What every bucket of the run wants, or None if the prepare fan-out does not build
+    the standard want (or the job's first bucket, if in the run, wants more)."""
     assert ctx.primary is not None
-    ctx.request.clear()
-    for hook in hooks:
-        hook(ctx)
-    want: dict[str, float] = {}
-    for name, amount in ctx.request:
-        want[name] = want.get(name, 0.0) + amount
+    wants = ctx.primary.wants
     expected = {SLOTS: float(need)}
-    for name, amount in ctx.primary.wants.for_bucket(need, False):
+    for name, amount in wants.for_bucket(need, False):
         expected[name] = expected.get(name, 0.0) + amount
-    return want if want == expected else None
+    if hooks is None:  # the builtin fan-out builds for_bucket(need, ctx.first)
+        ctx.stats.host_tries += 1 + ctx.first
+        if ctx.first and wants.for_bucket(need, True) != wants.for_bucket(need, False):
+            return None
+        return expected
+    first = ctx.first
+    for ctx.first in (True, False) if first else (False,):
+        ctx.stats.host_tries += 1  # one fan-out per want
+        ctx.request.clear()
+        for hook in hooks:
+            hook(ctx)
+        want: dict[str, float] = {}
+        for name, amount in ctx.request:
+            want[name] = want.get(name, 0.0) + amount
+        if want != expected:
+            ctx.first = first
+            return None
+    ctx.first = first
+    return expected
 
 
 def claim_run(
     ctx: AllocContext,
     finder: HostFinder,
-    hooks: tuple[Callable[[AllocContext], None], ...],
+    hooks: tuple[Callable[[AllocContext], None], ...] | None,
     need: int,
     count: int,
     taken: bytearray,
@@ -60,35 +74,30 @@ def claim_run(
     """Claim ``count`` buckets of ``need`` slots on distinct hosts not in ``taken`` (a
     host mask; ``ntaken`` hosts set), or None if the run cannot be placed this way (the
     caller then loops per bucket: same result). A run shorter than ``count`` means the
-    plan fails; only a full run is debited."""
+    plan fails; only a full run is debited. ``hooks`` is the prepare fan-out (None when
+    only the builtin plugins are registered: their fan-out is known)."""
     if ctx.mode is not AllocMode.NORMAL:
         return None
     if ctx.limit_ids and any(ctx.limits.limits[i].per_host for i in ctx.limit_ids):
         return None
-    want = _standard_want(ctx, hooks, need)
+    want = _run_want(ctx, hooks, need)
     if want is None:
         return None
-    if ctx.first:  # the job's first bucket joins the run only if it wants the same
-        ctx.first = False
-        rest = _standard_want(ctx, hooks, need)
-        ctx.first = True
-        ctx.stats.host_tries += 1  # one fan-out per want
-        if rest != want:
-            return None
-    ctx.stats.host_tries += 1
     ctx.token.checkpoint()
     books = finder.books
     amounts = tuple((n, a) for n, a in want.items() if n != SLOTS) if len(want) > 1 else ()
     held = ctx.uncommitted
     # At most ntaken + len(held) candidates are passed over: look no further.
     enough = _candidates(finder, books, amounts, need)[: count + ntaken + len(held)]
-    keep = ~np.frombuffer(taken, dtype=np.bool_)[enough]
-    if len(held) > ntaken:  # held covers taken: some host an earlier term debited
-        debited = np.fromiter(held.keys(), dtype=np.intp, count=len(held))
-        for k in np.flatnonzero(keep & np.isin(enough, debited)).tolist():
-            h = int(enough[k])
-            keep[k] = _fits_with_debits(books, h, want, held[h])
-    run = ClaimRun(enough[keep][:count], need, amounts, ctx.term)
+    if ntaken or held:
+        keep = ~np.frombuffer(taken, dtype=np.bool_)[enough]
+        if len(held) > ntaken:  # held covers taken: some host an earlier term debited
+            debited = np.fromiter(held.keys(), dtype=np.intp, count=len(held))
+            for k in np.flatnonzero(keep & np.isin(enough, debited)).tolist():
+                h = int(enough[k])
+                keep[k] = _fits_with_debits(books, h, want, held[h])
+        enough = enough[keep]
+    run = ClaimRun(enough[:count], need, amounts, ctx.term)
     if len(run) == count:
         ctx.debit_run(run)
     return run
@@ -100,7 +109,8 @@ def _candidates(
     if finder.primary.primary.order:
         return finder.ordered(amounts, need)
     start = books.cursors.get((finder.select_id, need, amounts), 0) if finder.cursor_ok else 0
-    return np.flatnonzero(finder.fits(amounts, need, start, books.hosts.n)) + start
+    found: np.ndarray = finder.fits(amounts, need, start, books.hosts.n).nonzero()[0]
+    return found + start if start else found
 
 
 def _fits_with_debits(

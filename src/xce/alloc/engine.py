@@ -98,6 +98,7 @@ class Allocator:
         self.cache = UnsatCache()
         self.stats = AllocStats()
         self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
+        self._standard_hooks = self.registry.builtin_only()
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
 
     def rebind(self, state: ClusterState) -> None:
@@ -119,6 +120,7 @@ class Allocator:
         self.cache.clear()
         self.stats = AllocStats()
         self._hooks = self.registry.prepare_hooks()
+        self._standard_hooks = self.registry.builtin_only()
         self._groups.clear()  # host attributes may have changed between sessions
 
     # --- job level -------------------------------------------------------------------
@@ -345,13 +347,15 @@ class Allocator:
             while left:
                 ctx.nhosts, ctx.nslots, ctx.first = 1, need, not claimed
                 if self.options.shortcuts and left > 1 and taken is not None:
-                    bulk = claim_run(ctx, finder, self._hooks, need, left, taken, ntaken)
+                    hooks = None if self._standard_hooks else self._hooks
+                    bulk = claim_run(ctx, finder, hooks, need, left, taken, ntaken)
                     if bulk is not None:
                         if len(bulk) < left:  # too few hosts: the plan fails (not debited)
                             ctx.credit(claimed)
                             return None
                         claimed.append(bulk)
-                        np.frombuffer(taken, dtype=np.bool_)[bulk.hosts] = True
+                        if ntaken + left < len(plan.buckets):  # more buckets to place
+                            np.frombuffer(taken, dtype=np.bool_)[bulk.hosts] = True
                         ntaken += left
                         break
                 left -= 1

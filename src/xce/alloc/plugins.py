@@ -125,6 +125,12 @@ class AllocatorRegistry:
         """Every plugin's prepare hook, in order: the fan-out."""
         return tuple(p.prepare for p in self._plugins.values())
 
+    def builtin_only(self) -> bool:
+        """True when the plugins are exactly the two builtins, whose fan-out always
+        builds the standard want of a bucket (one of them, by its guard, contributes)."""
+        kinds = [type(p) for p in self._plugins.values()]
+        return len(kinds) == 2 and set(kinds) == {SeqJobAllocator, ParJobAllocator}
+
 
 ALLOCATOR_GROUP = "xce.allocators"
 

@@ -239,8 +239,7 @@ class SchedulerCore:
                 host = self._hosts.names[int(hosts[k])]
                 want = np.broadcast_to(amounts, hosts.shape)[k]
                 raise EventError(
-                    f"JobStarted: job {job_id!r} wants {want:g} {name} on {host}; "
-                    f"{free[k]:g} free"
+                    f"JobStarted: job {job_id!r} wants {want:g} {name} on {host}; {free[k]:g} free"
                 )
         shared: dict[str, float] = {}
         for name, amount in allocation.shared:

@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from xce.alloc import (
@@ -83,7 +84,7 @@ class PickSequence:
             by_queue.setdefault(job.queue, []).append(job)
         levels: dict[int, list[QueueCursor]] = {}
         for name in sorted(by_queue):
-            q = state.queues.get(name, Queue(name))
+            q = state.queues.get(name) or _default_queue(name)
             cursor = picker_for(q).start(q, by_queue[name], state)
             levels.setdefault(q.priority, []).append(cursor)
         self._levels = [levels[p] for p in sorted(levels, reverse=True)]
@@ -96,6 +97,13 @@ class PickSequence:
             level = self._levels[0]
             if self._skip_blocked:  # a cursor whose picks are all blocked from now on
                 level[:] = [c for c in level if not _blocked_for_good(c)]
+            if len(level) == 1:  # one queue at this priority: its order is the order
+                pick = level[0].peek()
+                if pick is not None:
+                    pick = level[0].pop()
+                    assert pick is not None
+                    self._owner[pick.job.id] = level[0]
+                    return pick
             for i, cursor in enumerate(level):
                 pick = cursor.peek()
                 if pick is not None:
@@ -114,6 +122,12 @@ class PickSequence:
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
         self._owner.pop(pick.job.id).feedback(pick, decision)
+
+
+@lru_cache(maxsize=1024)
+def _default_queue(name: str) -> Queue:
+    """A queue the state does not declare (immutable: made once per name)."""
+    return Queue(name)
 
 
 def _blocked_for_good(cursor: QueueCursor) -> bool:

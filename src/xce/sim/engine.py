@@ -398,18 +398,28 @@ class Simulation:
 
     def _candidates(self) -> list[PendingJob]:
         """Who can possibly start when nothing was freed since the last session: the new
-        jobs (under strict, of queues with no job waiting) and volatile-select jobs."""
+        jobs (under strict, of queues with no job waiting) and volatile-select jobs. A
+        volatile job in a blocked strict queue can start only after the jobs ahead of it:
+        that queue is tried whole, in order (its head may be volatile too)."""
         core = self.core
         jobs = [
             j
             for j in self._new
             if j.queue not in self._blocked or self._picker(j.queue) != "strict"
         ]
-        new = {j.id for j in jobs}
+        chosen = {j.id for j in jobs}
+        whole: set[str] = set()  # blocked strict queues holding a volatile job
         for job_id in sorted(self._volatile):
             job = core.pending(job_id)
-            if job is not None and job_id not in new:
+            if job is None or job_id in chosen:
+                continue
+            if job.queue in self._blocked and self._picker(job.queue) == "strict":
+                whole.add(job.queue)
+            else:
                 jobs.append(job)
+                chosen.add(job_id)
+        if whole:
+            jobs += [j for j in core.pending_jobs() if j.queue in whole and j.id not in chosen]
         return jobs
 
     def _count(self, s: SessionStats, *, session: bool = True) -> None:
