@@ -46,13 +46,14 @@ class LimitBooks:
 
     def reset(self) -> None:
         """Session start: usage of every limit from the running work."""
+        if not self.limits:
+            self._total, self._per_host = [], []
+            return
         n = self.state.hosts.n
         self._total = [dict.fromkeys(self._keys(lim), 0.0) for lim in self.limits]
         self._per_host = [
             {k: np.zeros(n) for k in self._keys(lim)} if lim.per_host else {} for lim in self.limits
         ]
-        if not self.limits:
-            return
         index = self.state.hosts.index
         for job in self.state.running:
             claims = [

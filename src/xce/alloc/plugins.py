@@ -94,10 +94,12 @@ class ParJobAllocator:
 class AllocatorRegistry:
     """Allocator plugins by name, in registration order; duplicate names are refused."""
 
-    __slots__ = ("_plugins",)
+    __slots__ = ("_builtin_only", "_hooks", "_plugins")
 
     def __init__(self, plugins: tuple[AllocatorPlugin, ...] = ()) -> None:
         self._plugins: dict[str, AllocatorPlugin] = {}
+        self._hooks: tuple[Callable[[AllocContext], None], ...] = ()
+        self._builtin_only = False
         for p in plugins:
             self.register(p)
 
@@ -105,6 +107,9 @@ class AllocatorRegistry:
         if plugin.name in self._plugins:
             raise RegistryError(f"an allocator plugin named {plugin.name!r} is already registered")
         self._plugins[plugin.name] = plugin
+        self._hooks = tuple(p.prepare for p in self._plugins.values())
+        kinds = [type(p) for p in self._plugins.values()]
+        self._builtin_only = len(kinds) == 2 and set(kinds) == {SeqJobAllocator, ParJobAllocator}
 
     def __iter__(self) -> Iterator[AllocatorPlugin]:
         return iter(self._plugins.values())
@@ -123,13 +128,12 @@ class AllocatorRegistry:
 
     def prepare_hooks(self) -> tuple[Callable[[AllocContext], None], ...]:
         """Every plugin's prepare hook, in order: the fan-out."""
-        return tuple(p.prepare for p in self._plugins.values())
+        return self._hooks
 
     def builtin_only(self) -> bool:
         """True when the plugins are exactly the two builtins, whose fan-out always
         builds the standard want of a bucket (one of them, by its guard, contributes)."""
-        kinds = [type(p) for p in self._plugins.values()]
-        return len(kinds) == 2 and set(kinds) == {SeqJobAllocator, ParJobAllocator}
+        return self._builtin_only
 
 
 ALLOCATOR_GROUP = "xce.allocators"

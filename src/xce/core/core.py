@@ -233,9 +233,9 @@ class SchedulerCore:
         held = self._holdings(job_id, allocation)
         for name, hosts, amounts in held:
             free = self._hosts.capacity[name][hosts] - self._used[name][hosts]
-            short = ~(free >= np.subtract(amounts, _EPS))
-            if short.any():
-                k = int(np.flatnonzero(short)[0])
+            fits = free >= np.subtract(amounts, _EPS)  # False where free is NaN, too
+            if np.count_nonzero(fits) < len(fits):
+                k = int(np.flatnonzero(~fits)[0])
                 host = self._hosts.names[int(hosts[k])]
                 want = np.broadcast_to(amounts, hosts.shape)[k]
                 raise EventError(
@@ -383,7 +383,7 @@ def _run_holdings(
     """A single run on ascending hosts (the bulk allocator's output): distinct hosts, one
     amount for all, checked without a sort. None if the hosts are not ascending."""
     hosts = run.hosts
-    if not len(hosts) or not bool((hosts[1:] > hosts[:-1]).all()):
+    if not len(hosts) or np.count_nonzero(hosts[1:] > hosts[:-1]) < len(hosts) - 1:
         return None
     if hosts[0] < 0 or hosts[-1] >= n:
         bad = int(hosts[0]) if hosts[0] < 0 else int(hosts[-1])

@@ -264,7 +264,10 @@ class Session:
 
     def _stats(self, decisions: tuple[Decision, ...], start: float, threads: int) -> SessionStats:
         s = self.allocator.stats
-        reasons = Counter(d.info.reason.value for d in decisions if isinstance(d, Pending))
+        reasons: Counter[str] = Counter()
+        for d in decisions:
+            if isinstance(d, Pending):
+                reasons[d.info.reason.value] += 1
         pending = sum(reasons.values())
         return SessionStats(
             jobs=len(decisions),
