@@ -97,7 +97,7 @@ def claim_run(
                 h = int(enough[k])
                 keep[k] = _fits_with_debits(books, h, want, held[h])
         enough = enough[keep]
-    run = ClaimRun(enough[:count], need, amounts, ctx.term)
+    run = ClaimRun(enough[:count].copy(), need, amounts, ctx.term)  # not a view: kept
     if len(run) == count:
         ctx.debit_run(run)
     return run

@@ -522,51 +522,44 @@ def _total(slots: Sequence[int]) -> int:
 
 
 def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
-    """Sweep every host's claims in time (frees before starts at one time)."""
+    """Sweep the jobs' starts and ends in time (ends first at one time) over a per-host
+    count of held slots: at no start may a host hold more than it has. Memory stays at
+    one count per host, whatever the number of claims."""
     index = {name: i for i, name in enumerate(result.host_capacity)}
-    capacity = np.array(list(result.host_capacity.values()), dtype=np.float64)
-    counts = [len(r.hosts) for r in ran]
-    if sum(counts) == 0:
-        return
+    capacity = np.array(list(result.host_capacity.values()), dtype=np.float64) + 1e-9
+    claims: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]] = []
     try:
-        host = np.concatenate([_host_ids(r.hosts, index, result.host_names) for r in ran])
-        preheld = np.array([index[b[0]] for b in result.base_load], dtype=np.int32)
+        for r in ran:
+            claims.append((_host_ids(r.hosts, index, result.host_names), _slots(r.host_slots)))
+        for host, _, _, slots in result.base_load:  # work running when the run began
+            claims.append((np.array([index[host]], dtype=np.intp), np.array([slots])))
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
-    slots = np.concatenate(
-        [
-            r.host_slots.array
-            if isinstance(r.host_slots, SlotColumn)
-            else np.array(r.host_slots, dtype=np.int64)
-            for r in ran
-        ]
-    ).astype(np.int32)
-    host = host.astype(np.int32)
-    starts = np.repeat(np.array([r.start for r in ran], dtype=np.float64), counts)
-    ends = np.repeat(np.array([r.end for r in ran], dtype=np.float64), counts)
-    if len(preheld):  # work that was running when the simulation began holds slots too
-        host = np.concatenate([host, preheld])
-        slots = np.concatenate([slots, np.array([b[3] for b in result.base_load], np.int32)])
-        starts = np.concatenate([starts, [b[1] for b in result.base_load]])
-        ends = np.concatenate([ends, [b[2] for b in result.base_load]])
-    hosts2 = np.concatenate([host, host])
+    base = [(b[1], b[2]) for b in result.base_load]
+    starts = np.array([r.start for r in ran] + [b[0] for b in base], dtype=np.float64)
+    ends = np.array([r.end for r in ran] + [b[1] for b in base], dtype=np.float64)
+    k = len(starts)
     times = np.concatenate([starts, ends])
-    del starts, ends
-    deltas = np.concatenate([slots, -slots])
-    order = np.lexsort((deltas, times, hosts2))
-    del times
-    hosts2, deltas = hosts2[order], deltas[order]
-    del order
-    running = np.cumsum(deltas, dtype=np.int64)
-    first = np.r_[True, hosts2[1:] != hosts2[:-1]]
-    base = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
-    before = np.r_[0, running][base]  # the cumulative sum before each host's first event
-    held = running - before
-    over = held > capacity[hosts2] + 1e-9
-    if over.any():
-        k = int(np.flatnonzero(over)[0])
-        name = list(result.host_capacity)[int(hosts2[k])]
-        raise InternalError(f"host {name} was over-allocated: {held[k]:g} slots")
+    is_start = np.concatenate([np.ones(k, dtype=np.int8), np.zeros(k, dtype=np.int8)])
+    order = np.lexsort((is_start, times)).tolist()  # by time; ends before starts
+    held = np.zeros(len(capacity), dtype=np.int64)
+    for e in order:
+        hosts, slots = claims[e % k]
+        if e >= k:
+            np.subtract.at(held, hosts, slots)
+            continue
+        np.add.at(held, hosts, slots)
+        over = held[hosts] > capacity[hosts]
+        if np.count_nonzero(over):
+            h = int(hosts[int(np.flatnonzero(over)[0])])
+            name = list(result.host_capacity)[h]
+            raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
+
+
+def _slots(slots: Sequence[int]) -> npt.NDArray[np.int64]:
+    if isinstance(slots, SlotColumn):
+        return slots.array
+    return np.array(slots, dtype=np.int64)
 
 
 def _host_ids(
