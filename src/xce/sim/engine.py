@@ -120,7 +120,7 @@ class Simulation:
             empty, picker=self.options.picker, options=AllocOptions(explain=False)
         )
         self._probe = Allocator(_forever(empty))  # answers "could this job ever run here?"
-        self._never: dict[tuple[object, ...], str | None] = {}
+        self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
         self._seq = 0
@@ -230,44 +230,53 @@ class Simulation:
         return due
 
     def _submit(self, job: SimJob) -> None:
+        tasks = job.tasks or 1
         pending = PendingJob(
-            id=job.id,
-            user=job.user,
-            queue=job.queue,
-            project=job.project,
-            min_tasks=job.tasks or 1,
-            max_tasks=job.tasks or 1,
-            resreq=job.resreq,
-            submit_time=job.submit,
-            runtime=job.runtime,
-            order=0,
-            tasks_given=job.tasks is not None,
+            job.id,
+            job.user,
+            job.queue,
+            job.project,
+            tasks,
+            tasks,
+            job.resreq,
+            job.submit,
+            job.runtime,
+            0,  # the core numbers arrivals
+            job.tasks is not None,
         )
         try:
-            why = self._never_runs(pending)
+            why, volatile = self._triage(pending)
         except InputError as err:
             raise InputError(f"workload job {job.id}: {err}") from None
         if why is not None:
             self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
             self._ended += 1
             return
-        self.core.apply(JobSubmitted(pending))
-        self._new.append(pending)
+        core = self.core
+        core.apply(JobSubmitted(pending))
+        numbered = core.pending(job.id)
+        assert numbered is not None
+        self._new.append(numbered)  # with its arrival number: sessions order by it
         self._queues_seen.add(job.queue)
-        request = job_request(pending, self.core.catalog)
-        if not all(p.cacheable for alt in request.requirement.alternatives for p in alt):
+        if volatile:
             self._volatile.add(job.id)
 
-    def _never_runs(self, job: PendingJob) -> str | None:
-        """Why ``job`` cannot run even on the empty cluster (None: it can)."""
+    def _triage(self, job: PendingJob) -> tuple[str | None, bool]:
+        """Why ``job`` cannot run even on the empty cluster (None: it can), and whether
+        its select can turn true as resources fall (it is then retried every session)."""
         key: tuple[object, ...] = (job.resreq, job.min_tasks, job.max_tasks, job.tasks_given)
         if self._probe.state.limits:
             key += (job.user, job.queue, job.project)
-        if key not in self._never:
+        known = self._never.get(key)
+        if known is None:
+            request = job_request(job, self.core.catalog)
             self._probe.begin_session()
-            decision = self._probe.decide(job_request(job, self.core.catalog))
-            self._never[key] = decision.info.message if isinstance(decision, Pending) else None
-        return self._never[key]
+            decision = self._probe.decide(request)
+            why = decision.info.message if isinstance(decision, Pending) else None
+            alternatives = request.requirement.alternatives
+            volatile = not all(p.cacheable for alt in alternatives for p in alt)
+            known = self._never[key] = (why, volatile)
+        return known
 
     def _finish(self, job_id: str, now: float) -> None:
         run = self.core.running(job_id)
