@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
+import numpy as np
 import pytest
 
 import xce.alloc.engine as engine_mod
@@ -16,10 +17,13 @@ from xce.alloc import (
     AllocContext,
     AllocOptions,
     CancelToken,
+    Claim,
+    ClaimRun,
     Decision,
     Dispatched,
     HostFinder,
     HostIterator,
+    JobAllocation,
     ParJobAllocator,
     PendInfo,
     Pending,
@@ -437,3 +441,81 @@ def test_no_resource_is_handed_out_twice_in_a_session() -> None:
     assert placed(state, d["j1"]) == [("A", 2)]
     assert isinstance(d["j2"], Pending)
     assert isinstance(d["j3"], Pending)
+
+
+# --- bulk runs of equal buckets: the same decision as bucket by bucket -----------------
+class ReversedWantParJob(ParJobAllocator):
+    """The builtin parjob with a fan-out that appends a bucket's amounts in reverse."""
+
+    name = "parjob-reversed"
+
+    def prepare(self, ctx: AllocContext) -> None:
+        if ctx.primary is not None and ctx.primary.tasks > 1:
+            ctx.request.append(("slots", float(ctx.nslots)))
+            ctx.request.extend(reversed(ctx.primary.wants.for_bucket(ctx.nslots, ctx.first)))
+
+
+def test_a_bulk_run_keeps_the_fan_outs_order_of_amounts() -> None:
+    """A claim's amounts come in the order the prepare fan-out built them, whether the
+    buckets are placed one by one or as a bulk run (review finding)."""
+    state = (
+        ClusterBuilder()
+        .hosts(4, slots=1, mem=100, tmp=100)
+        .job("j", 3, resreq="rusage[mem=10:tmp=5]")
+        .build()
+    )
+    registry = registry_with(ReversedWantParJob())
+    fast, exact = (decide(allocator(state, registry, shortcuts=on), "j") for on in (True, False))
+    assert fast == exact
+    assert isinstance(fast, Dispatched)
+    assert fast.allocation.claims[0].amounts == (("tmp", 5.0), ("mem", 10.0))
+
+
+@pytest.mark.parametrize("shortcuts", [True, False])
+def test_a_host_lacking_a_resource_is_refused_even_for_none_of_it(shortcuts: bool) -> None:
+    """rusage[mem=0] on a host without mem fails the exact try (NaN never fits), so a
+    bulk run must pass it over too (review finding)."""
+    state = (
+        ClusterBuilder()
+        .host("h0", 1)
+        .host("h1", 1, mem=100)
+        .host("h2", 1, mem=100)
+        .host("h3", 1, mem=100)
+        .job("j", 3, resreq="rusage[mem=0]")
+        .build()
+    )
+    decision = decide(allocator(state, shortcuts=shortcuts), "j")
+    assert placed(state, decision) == [("h1", 1), ("h2", 1), ("h3", 1)]
+
+
+# --- allocations are values --------------------------------------------------------------
+def test_a_claim_run_owns_a_read_only_copy_of_its_hosts() -> None:
+    """A ClaimRun neither freezes nor follows the caller's array; it equals its claims."""
+    base = np.array([0, 1, 2, 3])
+    run = ClaimRun(base[:2], 1, (("mem", 5.0),))
+    base[0] = 3
+    assert base.flags.writeable
+    assert run.hosts.tolist() == [0, 1]
+    assert not run.hosts.flags.writeable
+    assert list(run.claims()) == [Claim(0, 1, (("mem", 5.0),)), Claim(1, 1, (("mem", 5.0),))]
+    assert JobAllocation((run,)) == JobAllocation(tuple(run.claims()))
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [np.array([True, False]), np.array([0.0, 1.0]), np.array([[0, 1]]), [0, 1]],
+    ids=["bool", "float", "2-d", "list"],
+)
+def test_a_claim_run_wants_a_1d_integer_array(hosts: object) -> None:
+    with pytest.raises(ValueError, match="1-D array of host indices"):
+        ClaimRun(hosts, 1)  # type: ignore[arg-type]
+
+
+def test_a_job_allocation_cannot_be_changed() -> None:
+    allocation = JobAllocation((Claim(0, 1, ()),))
+    with pytest.raises(AttributeError, match="immutable"):
+        allocation.parts = ()  # type: ignore[misc]
+    assert allocation.count == 1
+    columns = allocation.columns()
+    with pytest.raises(TypeError):
+        columns.amounts["mem"] = np.zeros(1)  # type: ignore[index]

@@ -406,6 +406,12 @@ REFUSED: list[Any] = [
     pytest.param(JobStarted("j1", _run(-1, 0)), "no host #-1", id="run-neg-host"),
     pytest.param(JobStarted("j1", _run(0, 1, mem=801)), "wants 801 mem on h1", id="run-mem"),
     pytest.param(JobStarted("j1", _run(0, 1, gpu=1)), "'gpu' is not a host", id="run-gpu"),
+    pytest.param(JobStarted("j1", _run(0, 1, slots=-1)), "a claim of -1 slots", id="run-neg"),
+    pytest.param(JobStarted("j1", _alloc(("h2", 0, {}))), "a claim of 0 slots", id="zero-slots"),
+    pytest.param(JobStarted("j1", _run(0, 1, mem=-5)), "a claim of -5", id="run-neg-mem"),
+    pytest.param(
+        JobStarted("j1", _alloc(("h2", 1, {"slots": 1}))), "a claim of 1 slots", id="slots-twice"
+    ),
     pytest.param(HostAdded("h1", 1, {}, {}), "host 'h1' already exists", id="add-dup"),
     pytest.param(HostAdded("h3", 1, {"gpu": 1}, {}), "'gpu' is not a consumable", id="add-gpu"),
     pytest.param(HostAdded("h3", -1, {}, {}), "slots must be >= 0", id="add-neg-slots"),

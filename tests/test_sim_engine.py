@@ -513,3 +513,21 @@ def test_shortcuts_give_the_same_records_on_the_example_mix(
 def test_shortcuts_give_the_same_records_on_kth_prefix(picker: str) -> None:
     jobs = read_swf(KTH, limit=800).jobs
     _same_records(uniform_cluster(100, 1), jobs, picker=picker, single_queue=True)
+
+
+def test_a_replay_keeps_an_applications_own_gc_freeze() -> None:
+    """The replay's collector tuning is undone afterwards, and leaves alone objects the
+    application froze itself (review finding)."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    try:
+        Simulation(uniform_cluster(2, 1), [SimJob("a", 0, 1, 1)]).run()
+        assert gc.get_freeze_count() > 0  # still frozen: not the replay's to undo
+        assert gc.get_threshold() == thresholds
+    finally:
+        gc.unfreeze()
+    Simulation(uniform_cluster(2, 1), [SimJob("a", 0, 1, 1)]).run()
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds

@@ -290,6 +290,24 @@ def test_verify_counts_the_running_work_of_the_cluster() -> None:
         verify(result, jobs)
 
 
+def test_verify_orders_one_times_starts_and_ends_as_the_run_did() -> None:
+    """A 0-second job z holds its slot during the session that starts it: y may take the
+    same 1-slot host at the same time only after z's end (review finding: a sweep that
+    ends every job first at a time never counts z)."""
+    jobs = [SimJob("z", 0, 0, 1), SimJob("y", 0, 10, 1)]
+    result = Simulation(uniform_cluster(1, 1), jobs).run()
+    verify(result, jobs)
+    z, y = result.records
+    assert (z.start, z.end, y.start) == (0, 0, 0)
+    assert z.sequence is not None
+    assert y.sequence is not None
+    assert z.sequence[1] < y.sequence[0]  # z ended before y started
+    # an engine that started y while z still held the host
+    result.records = [replace(z, sequence=(0, 2)), replace(y, sequence=(1, 3))]
+    with pytest.raises(InternalError, match="host n0 was over-allocated"):
+        verify(result, jobs)
+
+
 def _jsonl(tmp_path: Path) -> str:
     """WORKLOAD as a jobs file."""
     path = tmp_path / "w.jsonl"

@@ -47,6 +47,7 @@ def _run_want(
             return None
         return expected
     first = ctx.first
+    built: list[tuple[tuple[str, float], ...]] = []  # each fan-out's want, in its order
     for ctx.first in (True, False) if first else (False,):
         ctx.stats.host_tries += 1  # one fan-out per want
         ctx.request.clear()
@@ -55,11 +56,12 @@ def _run_want(
         want: dict[str, float] = {}
         for name, amount in ctx.request:
             want[name] = want.get(name, 0.0) + amount
-        if want != expected:
+        built.append(tuple(want.items()))
+        if want != expected or built[0] != built[-1]:  # a claim keeps the fan-out's order
             ctx.first = first
             return None
     ctx.first = first
-    return expected
+    return dict(built[0])
 
 
 def claim_run(
@@ -97,7 +99,7 @@ def claim_run(
                 h = int(enough[k])
                 keep[k] = _fits_with_debits(books, h, want, held[h])
         enough = enough[keep]
-    run = ClaimRun(enough[:count].copy(), need, amounts, ctx.term)  # not a view: kept
+    run = ClaimRun(enough[:count], need, amounts, ctx.term)  # keeps a compact copy
     if len(run) == count:
         ctx.debit_run(run)
     return run

@@ -277,7 +277,12 @@ class Allocator:
         try:
             for plan in plans:
                 self.stats.plans_tried += 1
-                if shortcuts and plan.buckets and plan.buckets[0] > self.books.max_slots:
+                if (
+                    shortcuts
+                    and not plan.fill
+                    and plan.buckets
+                    and plan.buckets[0] > self.books.max_slots
+                ):
                     # No ok host has that many slots: every bucket scan of the largest
                     # bucket would be empty. Jump to the plans that could fit.
                     if skip is not None:

@@ -58,12 +58,12 @@ class HostFinder:
         self.cursor_ok = restrict is None and primary.cacheable and not primary.primary.order
 
     def fits(self, want: Amounts, nslots: int, lo: int, hi: int) -> BoolArray:
-        """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want``."""
+        """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want`` (as the
+        exact try judges it: a host lacking a wanted resource fails even for 0 of it)."""
         avail = self.books.available
         cond = self.mask[lo:hi] & (avail(SLOTS)[lo:hi] >= nslots - _EPS)
         for name, amount in want:
-            if amount > 0:
-                cond &= avail(name)[lo:hi] >= amount - _EPS
+            cond &= avail(name)[lo:hi] >= amount - _EPS
         return cond
 
     def fits_one(self, want: Amounts, nslots: int, h: int) -> bool:
@@ -71,7 +71,7 @@ class HostFinder:
         avail = self.books.available
         if not (self.mask[h] and avail(SLOTS)[h] >= nslots - _EPS):
             return False
-        return all(avail(name)[h] >= amount - _EPS for name, amount in want if amount > 0)
+        return all(avail(name)[h] >= amount - _EPS for name, amount in want)
 
     def _ordering(self, want: Amounts, nslots: int) -> tuple[IndexArray, list[FloatArray]]:
         """The candidates (host order) and their lexsort keys (last key is primary)."""

@@ -85,6 +85,8 @@ class ClaimRun:
 
     Wide jobs claim thousands of hosts; a run keeps them as one read-only array, so no
     per-host object is made from the allocator to the core's books and the records.
+    ``hosts`` must be a 1-D integer array; unless it is already a read-only array that
+    owns its data, the run keeps a read-only copy (nobody can change it afterwards).
     """
 
     hosts: npt.NDArray[np.intp]
@@ -93,7 +95,13 @@ class ClaimRun:
     term: int = 0
 
     def __post_init__(self) -> None:
-        self.hosts.flags.writeable = False
+        hosts = self.hosts
+        if not isinstance(hosts, np.ndarray) or hosts.ndim != 1 or hosts.dtype.kind not in "iu":
+            raise ValueError(f"ClaimRun hosts must be a 1-D array of host indices: {hosts!r}")
+        if hosts.dtype != np.intp or hosts.flags.writeable or not hosts.flags.owndata:
+            hosts = np.array(hosts, dtype=np.intp)
+            hosts.flags.writeable = False
+            object.__setattr__(self, "hosts", hosts)
 
     def __len__(self) -> int:
         return len(self.hosts)
@@ -118,7 +126,7 @@ class ClaimColumns(NamedTuple):
 
 class JobAllocation:
     """A whole job's placement: its claims (one per bucket, in claim order) and the
-    shared amounts it takes once. Immutable.
+    shared amounts it takes once. Immutable (its attributes cannot be set).
 
     ``parts`` holds the claims as the allocator made them: single :class:`Claim` objects
     and :class:`ClaimRun` blocks. :attr:`claims` expands them; :meth:`columns` gives them
@@ -134,18 +142,31 @@ class JobAllocation:
         shared: Iterable[tuple[str, float]] = (),
         alternative: int | None = None,
     ) -> None:
-        self.parts: tuple[Part, ...] = tuple(claims)
-        self.shared: tuple[tuple[str, float], ...] = tuple(shared)
-        self.alternative = alternative
+        parts = tuple(claims)
         count = slots = 0
-        for p in self.parts:
+        for p in parts:
             k = len(p.hosts) if isinstance(p, ClaimRun) else 1
             count += k
             slots += p.slots * k
-        self.count: int = count  # claims (host entries)
-        self.slots: int = slots
-        self._claims: tuple[Claim, ...] | None = None
-        self._columns: ClaimColumns | None = None
+        init = object.__setattr__
+        init(self, "parts", parts)
+        init(self, "shared", tuple(shared))
+        init(self, "alternative", alternative)
+        init(self, "count", count)  # claims (host entries)
+        init(self, "slots", slots)
+        init(self, "_claims", None)
+        init(self, "_columns", None)
+
+    parts: tuple[Part, ...]
+    shared: tuple[tuple[str, float], ...]
+    alternative: int | None
+    count: int
+    slots: int
+    _claims: tuple[Claim, ...] | None
+    _columns: ClaimColumns | None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"JobAllocation is immutable: cannot set {name!r}")
 
     @property
     def claims(self) -> tuple[Claim, ...]:
@@ -157,13 +178,15 @@ class JobAllocation:
                     out.extend(p.claims())
                 else:
                     out.append(p)
-            self._claims = tuple(out)
+            object.__setattr__(self, "_claims", tuple(out))
+        assert self._claims is not None
         return self._claims
 
     def columns(self) -> ClaimColumns:
         """The claims as read-only arrays (computed once)."""
         if self._columns is None:
-            self._columns = _columns(self.parts)
+            object.__setattr__(self, "_columns", _columns(self.parts))
+        assert self._columns is not None
         return self._columns
 
     def _key(self) -> tuple[object, ...]:
@@ -184,12 +207,15 @@ class JobAllocation:
         )
 
 
+_NO_COLUMNS: Mapping[str, npt.NDArray[np.float64]] = MappingProxyType({})
+
+
 def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
     if len(parts) == 1 and isinstance(parts[0], ClaimRun) and not parts[0].amounts:
         run = parts[0]  # a wide job of slots alone: the common case
         each = np.full(len(run.hosts), run.slots, dtype=np.int64)
         each.flags.writeable = False
-        return ClaimColumns(run.hosts, each, {})
+        return ClaimColumns(run.hosts, each, _NO_COLUMNS)
     hosts: list[npt.NDArray[np.intp]] = []
     slots: list[npt.NDArray[np.int64]] = []
     names = {n for p in parts for n, _ in p.amounts}
@@ -213,6 +239,7 @@ def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
         )
     for array in (cols.hosts, cols.slots, *cols.amounts.values()):
         array.flags.writeable = False
+    cols = cols._replace(amounts=MappingProxyType(dict(cols.amounts)))
     return cols
 
 

@@ -122,9 +122,11 @@ class HostAllocs(Sequence[HostAlloc]):
         return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return self._all() == tuple(other)
+        if isinstance(other, HostAllocs):
+            return self._all() == other._all()
+        if isinstance(other, tuple):
+            return self._all() == other
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash(self._all())

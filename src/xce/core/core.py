@@ -230,6 +230,7 @@ class SchedulerCore:
             raise EventError(f"JobStarted: {job_id!r} is not a pending job")
         if allocation.count == 0:
             raise EventError(f"JobStarted: job {job_id!r}: an allocation needs at least one host")
+        _check_claims(job_id, allocation)
         held = self._holdings(job_id, allocation)
         for name, hosts, amounts in held:
             free = self._hosts.capacity[name][hosts] - self._used[name][hosts]
@@ -375,6 +376,16 @@ class SchedulerCore:
                 f"the {self._shared_used[name]:g} held"
             )
         self._shared_total[name] = total
+
+
+def _check_claims(job_id: str, allocation: JobAllocation) -> None:
+    """Every claim takes at least one slot and amounts >= 0 of resources other than slots."""
+    for part in allocation.parts:
+        if not part.slots >= 1:
+            raise EventError(f"JobStarted: job {job_id!r}: a claim of {part.slots} slots")
+        for name, amount in part.amounts:
+            if name == SLOTS or not 0 <= amount < math.inf:
+                raise EventError(f"JobStarted: job {job_id!r}: a claim of {amount} {name}")
 
 
 def _run_holdings(

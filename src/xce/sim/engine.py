@@ -125,10 +125,11 @@ class Simulation:
         self._heap: list[tuple[float, int, int, str]] = []
         self._seq = 0
         self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
-        # jobs running now: (job, start, hosts, host slots, slots, alternative, killed)
+        # jobs running now: (job, start, hosts, host slots, slots, alternative, killed, step)
         self._started: dict[
-            str, tuple[SimJob, float, HostColumn, SlotColumn, int, int | None, bool]
+            str, tuple[SimJob, float, HostColumn, SlotColumn, int, int | None, bool, int]
         ] = {}
+        self._steps = 0  # starts and ends so far (JobRecord.sequence)
         self._jobs = {j.id: j for j in self.jobs}
         self._new: list[PendingJob] = []
         self._freed = True
@@ -287,11 +288,21 @@ class Simulation:
         self._freed = True
         started = self._started.pop(job_id, None)
         if started is not None:  # None: work that was running when the simulation began
-            job, start, hosts, host_slots, slots, alternative, killed = started
+            job, start, hosts, host_slots, slots, alternative, killed, step = started
             self._records[job_id] = JobRecord(
-                job, start, now, hosts, host_slots, slots, alternative, killed
+                job,
+                start,
+                now,
+                hosts,
+                host_slots,
+                slots,
+                alternative,
+                killed,
+                None,
+                (step, self._steps),
             )
             self._ended += 1
+            self._steps += 1
 
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
@@ -465,7 +476,9 @@ class Simulation:
             decision.allocation.slots,
             decision.allocation.alternative,
             killed,
+            self._steps,
         )
+        self._steps += 1
         self._push(now + duration, _FINISH, job.id)
 
 
@@ -473,15 +486,19 @@ class Simulation:
 def _few_collections() -> Iterator[None]:
     """A replay makes objects that mostly live to its end (jobs, records): the garbage
     collector's default thresholds rescan them again and again (about a tenth of a long
-    replay). Freeze what exists and collect less often; restored afterwards."""
+    replay). Freeze what exists and collect less often; restored afterwards. An
+    application that froze objects itself keeps its freeze (and this one is skipped)."""
     old = gc.get_threshold()
-    gc.freeze()
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     gc.set_threshold(100_000, 50, 50)
     try:
         yield
     finally:
         gc.set_threshold(*old)
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
 
 
 def _forever(state: ClusterState) -> ClusterState:
@@ -531,9 +548,11 @@ def _total(slots: Sequence[int]) -> int:
 
 
 def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
-    """Sweep the jobs' starts and ends in time (ends first at one time) over a per-host
-    count of held slots: at no start may a host hold more than it has. Memory stays at
-    one count per host, whatever the number of claims."""
+    """Sweep the jobs' starts and ends in time over a per-host count of held slots: at no
+    start may a host hold more than it has. At one time, starts and ends follow the run's
+    own order (``JobRecord.sequence``; a record without one ends before, and starts
+    after, the others of its time; work running when the run began ends first). Memory
+    stays at one count per host, whatever the number of claims."""
     index = {name: i for i, name in enumerate(result.host_capacity)}
     capacity = np.array(list(result.host_capacity.values()), dtype=np.float64) + 1e-9
     claims: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]] = []
@@ -549,8 +568,15 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
     ends = np.array([r.end for r in ran] + [b[1] for b in base], dtype=np.float64)
     k = len(starts)
     times = np.concatenate([starts, ends])
-    is_start = np.concatenate([np.ones(k, dtype=np.int8), np.zeros(k, dtype=np.int8)])
-    order = np.lexsort((is_start, times)).tolist()  # by time; ends before starts
+    late, early = 1 << 62, -1
+    steps = np.array(
+        [r.sequence[0] if r.sequence else late for r in ran]
+        + [early] * len(base)
+        + [r.sequence[1] if r.sequence else early for r in ran]
+        + [early] * len(base),
+        dtype=np.int64,
+    )
+    order = np.lexsort((steps, times)).tolist()  # by time, then the run's order
     held = np.zeros(len(capacity), dtype=np.int64)
     for e in order:
         hosts, slots = claims[e % k]

@@ -52,6 +52,10 @@ class JobRecord:
     alternative: int | None = None
     killed: bool = False  # ended at its requested time (--enforce-walltime)
     unrunnable: str | None = None  # why it can never run on this cluster
+    # (start, end) positions in the run's order of starts and ends: several sessions can
+    # happen at one time (a 0-second job ends at the time it starts), so the end-of-run
+    # check orders starts and ends of one time by these
+    sequence: tuple[int, int] | None = None
 
     @property
     def wait(self) -> float | None:
@@ -84,9 +88,11 @@ class _Column:
         return tuple(self.array.tolist())
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence | _Column):
-            return NotImplemented
-        return self._items() == tuple(other)  # type: ignore[arg-type]
+        if isinstance(other, _Column):
+            return self._items() == other._items()
+        if isinstance(other, tuple):
+            return self._items() == other
+        return NotImplemented
 
     def __hash__(self) -> int:
         return hash(self._items())
