@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -246,3 +247,14 @@ def test_cancelled_token_raises_at_next(name: str, after: int) -> None:
         next(it)
     assert issubclass(Cancelled, BaseException)
     assert not issubclass(Cancelled, Exception)
+
+
+@given(n=st.integers(1, 300), k=st.integers(1, 300), p=st.integers(1, 64))
+def test_builtin_plans_describe_their_buckets_as_runs(n: int, k: int, p: int) -> None:
+    """The size runs the builtin iterators attach (the allocator walks plans by them)
+    are exactly the runs of their buckets."""
+    plans = [plans_mod._balanced_plan(n, min(k, n)), plans_mod._ptile_plan(n, p), plans_mod._ONE]
+    for plan in plans:
+        assert plan.runs is not None
+        assert plan.size_runs() == replace(plan, runs=None).size_runs()
+        assert sum(size * count for size, count in plan.size_runs()) == sum(plan.buckets)

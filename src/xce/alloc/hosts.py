@@ -17,6 +17,7 @@ fills. With ``order[]``, all candidates are sorted once per iterator instead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
 
 import numpy as np
@@ -34,6 +35,7 @@ IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
 _EPS = 1e-9
 _PROBE = 4  # hosts checked one by one before filtering chunks with numpy
+_NONE: tuple[int, ...] = ()  # no candidates (yet)
 _FIRST_CHUNK = 64
 _MAX_CHUNK = 8192
 
@@ -71,7 +73,10 @@ class HostFinder:
         avail = self.books.available
         if not (self.mask[h] and avail(SLOTS)[h] >= nslots - _EPS):
             return False
-        return all(avail(name)[h] >= amount - _EPS for name, amount in want)
+        for name, amount in want:  # noqa: SIM110 (a loop: no generator per host)
+            if not avail(name)[h] >= amount - _EPS:
+                return False
+        return True
 
     def _ordering(self, want: Amounts, nslots: int) -> tuple[IndexArray, list[FloatArray]]:
         """The candidates (host order) and their lexsort keys (last key is primary)."""
@@ -172,7 +177,7 @@ class HostIterator:
         self._size = _PROBE
         self._cursor_key: object = None
         self._rest: _Rest | None = None
-        self._chunk: IndexArray | list[int] = np.empty(0, dtype=np.intp)
+        self._chunk: IndexArray | Sequence[int] = _NONE
         if finder.primary.primary.order:
             self._next_lo = finder.books.hosts.n
             if after is None:
@@ -181,7 +186,6 @@ class HostIterator:
                 self._chunk = finder.ordered(want, nslots)
                 self._pos = int(np.flatnonzero(np.asarray(self._chunk) == after)[0]) + 1
         else:
-            self._chunk = np.empty(0, dtype=np.intp)
             self._next_lo = 0
             if finder.cursor_ok:
                 self._cursor_key = (finder.select_id, nslots, want)
@@ -214,7 +218,9 @@ class HostIterator:
         hi = min(lo + self._size, n)
         if self._size == _PROBE:  # most first-fit searches end at the first host or two
             fits_one, want, nslots = self._finder.fits_one, self._want, self._nslots
-            found: IndexArray | list[int] = [h for h in range(lo, hi) if fits_one(want, nslots, h)]
+            found: IndexArray | Sequence[int] = [
+                h for h in range(lo, hi) if fits_one(want, nslots, h)
+            ]
             self._size = _FIRST_CHUNK
         else:
             found = np.flatnonzero(self._finder.fits(self._want, self._nslots, lo, hi)) + lo
@@ -226,7 +232,7 @@ class HostIterator:
         return True
 
     def close(self) -> None:
-        self._chunk = np.empty(0, dtype=np.intp)
+        self._chunk = _NONE
         self._pos = 0
         self._rest = None
         self._next_lo = self._finder.books.hosts.n

@@ -105,7 +105,7 @@ class TrivialPlanIterator(_Base):
         return _ONE
 
 
-_ONE = Plan((1,))
+_ONE = Plan((1,), runs=((1, 1),))
 
 
 @lru_cache(maxsize=4096)
@@ -150,7 +150,7 @@ class CombinatorialPlanIterator(_Base):
         self._k += 1
         if k <= self._last_k:
             if self._ptile is not None:
-                return Plan(self._ptile_buckets(self._ptile))
+                return _ptile_plan(self._n, self._ptile)
             return _balanced_plan(self._n, k)
         if k == self._last_k + 1 and self._with_fill:
             return Plan((), fill=True)
@@ -163,6 +163,10 @@ class CombinatorialPlanIterator(_Base):
         if self._ptile is None and size >= 1:
             self._k = max(self._k, -(-self._n // size))
 
-    def _ptile_buckets(self, p: int) -> tuple[int, ...]:
-        full, rest = divmod(self._n, p)
-        return (p,) * full + ((rest,) if rest else ())
+
+@lru_cache(maxsize=4096)
+def _ptile_plan(n: int, p: int) -> Plan:
+    """``span[ptile=p]``: p-sized buckets and a remainder (immutable: shared)."""
+    full, rest = divmod(n, p)
+    runs = tuple((size, count) for size, count in ((p, full), (rest, 1 if rest else 0)) if count)
+    return Plan((p,) * full + ((rest,) if rest else ()), runs=runs)
