@@ -48,7 +48,7 @@ def _side_by_side(
     ours = median_run(TRACES / trace, nodes, jobs)
     out = [
         Result(f"{label}: xce wall (median of 3 runs)", ours["wall_s"], "s"),
-        Result(f"{label}: xce mean wait / mean bsld", ours["mean_wait_s"], "s"),
+        Result(f"{label}: xce mean wait", ours["mean_wait_s"], "s"),
         Result(f"{label}: xce mean bsld", ours["mean_bsld"], ""),
     ]
     if not available() or os.environ.get("XCE_BENCH_NO_ACCASIM"):
