@@ -9,31 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.append(str(Path(__file__).resolve().parent))
 
+from peak_memory import peak_rss_mb
 from xce.cli.simulate_cmd import uniform_cluster
 from xce.sim.engine import SimOptions, Simulation, verify
 from xce.sim.metrics import metrics
 from xce.sim.swf import read_swf
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory. On Linux, from /proc (``VmHWM``): getrusage's
-    ``ru_maxrss`` survives fork and exec, so a child of a large benchmark process would
-    report its parent's peak."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> int:

@@ -18,7 +18,6 @@ import collections.abc
 import csv
 import gzip
 import json
-import resource
 import shutil
 import statistics
 import sys
@@ -26,6 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # benchmarks/: shared helpers
+
+from peak_memory import peak_rss_mb
 
 _T0 = time.perf_counter()  # total_s counts from here: accasim import, trace extraction, setup, run
 
@@ -224,7 +227,7 @@ def main(argv: list[str]) -> int:
             per_job = out / "jobs.csv"
             write_jobs_csv(per_job, rows)
             result["per_job"] = str(per_job)
-        result["peak_rss_mb"] = _peak_rss_mb()
+        result["peak_rss_mb"] = peak_rss_mb()
         result["total_s"] = time.perf_counter() - _T0
     finally:
         if args.out is None:
@@ -232,19 +235,6 @@ def main(argv: list[str]) -> int:
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0
-
-
-def _peak_rss_mb() -> float:
-    """Peak resident memory of this process (VmHWM on Linux: ru_maxrss survives fork
-    and exec, so it would report the parent benchmark process's peak)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _accasim_version() -> str:
