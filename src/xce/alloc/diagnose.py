@@ -47,7 +47,7 @@ def _tasks(free: FloatArray, per_task: float, extra: float) -> FloatArray:
             if per_task > 0
             else np.where(free >= extra - _EPS, np.inf, 0)
         )
-    return np.asarray(np.maximum(np.nan_to_num(fit, nan=0.0), 0.0), dtype=np.float64)
+    return np.asarray(np.fmax(fit, 0.0), dtype=np.float64)  # NaN (lacks it) -> 0
 
 
 def _limit_room(pp: PreparedPrimary, ctx: AllocContext) -> tuple[FloatArray, Limit | None]:
