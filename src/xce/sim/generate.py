@@ -30,19 +30,18 @@ runtimes and the job mix draw from separate streams, so changing the load
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from xce.cluster import SLOTS, ClusterState, Limit, Reservation, ResourceKind, state_from_text
+from xce.cluster import ClusterState, state_from_text
 from xce.errors import InputError
+from xce.sim.capacity import Bound, ClusterCapacity, Primary, Select
 from xce.sim.model import SimJob
 
 __all__ = ["WorkloadModel", "default_cluster", "generate_workload"]
@@ -64,10 +63,8 @@ _SIZE_WEIGHTS = (16, 14, 10, 8, 4, 2, 4, 3, 2, 1, 1)  # a fifth are 3·2^k
 _PTILES = (1, 2, 4, 8, 16)
 _MEM_MB = (250, 500, 1000, 2000, 4000, 8000, 16000)
 _MEM_WEIGHTS = (1, 2, 4, 4, 3, 2, 1)
-_MEM_MIN = 250
 _TERM_SIZES = (1, 2, 4, 8)
 _ALT_SIZES = (1, 1, 2, 4, 8)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,258 +153,6 @@ class _Draw:
         return items[-1]
 
 
-# -- what the cluster offers -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Select:
-    """A select expression and the open hosts it matches (on static attributes and
-    capacities)."""
-
-    text: str
-    hosts: BoolArray
-
-
-@dataclass(frozen=True, slots=True)
-class _Primary:
-    """One simple requirement; tasks are kept apart."""
-
-    select: _Select | None = None
-    mem: int = 0  # MB per task (or per host/job, as the cluster reserves it); 0: none
-    span: str = ""  # "", "hosts=1" or "ptile=N"
-    licence: str | None = None
-
-    def render(self, mem_name: str | None) -> str:
-        parts = [f"select[{self.select.text}]"] if self.select else []
-        usage = [f"{mem_name}={self.mem}"] if self.mem and mem_name else []
-        usage += [f"{self.licence}=1"] if self.licence else []
-        parts += [f"rusage[{':'.join(usage)}]"] if usage else []
-        parts += [f"span[{self.span}]"] if self.span else []
-        return " ".join(parts)
-
-    def simpler(self) -> Iterator[_Primary]:
-        """This requirement, then ever simpler ones, ending with no requirement."""
-        yield self
-        mem = self.mem
-        while mem // 2 >= _MEM_MIN:
-            mem //= 2
-            yield replace(self, mem=mem)
-        yield (step := replace(self, mem=0))
-        yield (step := replace(step, span=""))
-        yield (step := replace(step, select=None))
-        yield _Primary()
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Bound:
-    """A limit that applies to a job, less what never-ending work under it holds: per
-    open host (arrays) for a per-host limit, else in all; ``inf`` where it sets none."""
-
-    name: str
-    per_host: bool
-    slots: FloatArray | float
-    jobs: FloatArray | float
-    resources: dict[str, FloatArray | float]
-
-
-class _Cluster:
-    """What the open hosts can ever hold, their names, and the limits: the bounds of
-    what to draw. Running work without a runtime never ends (as in the simulator), so
-    what it holds is never free."""
-
-    def __init__(self, state: ClusterState) -> None:
-        hosts = state.hosts
-        self.ok = hosts.ok()
-        self.index = hosts.index
-        self.forever = [r for r in state.running if r.runtime is None]
-        held, shared_held = self._held(state)
-        self.slots: FloatArray = np.nan_to_num(hosts.capacity[SLOTS] - held[SLOTS])[self.ok]
-        if self.slots.sum() < 1:
-            raise InputError("the cluster has no open host with a free slot: no job could run")
-        self.mem_name = _memory_resource(state)
-        mem = hosts.capacity[self.mem_name] - held[self.mem_name] if self.mem_name else None
-        self.mem: FloatArray = self.slots * 0 if mem is None else np.nan_to_num(mem)[self.ok]
-        reservation = state.catalog[self.mem_name].reservation if self.mem_name else None
-        self.mem_per_task = reservation is Reservation.PER_TASK
-        self.types = _type_selects(state, self.ok, self.slots)
-        self.tags = [
-            _Select(name, np.asarray(col[self.ok]))
-            for name, col in sorted(hosts.tags.items())
-            if self.slots[col[self.ok]].sum() >= 1
-        ]
-        self.shared_total = {k: v - shared_held[k] for k, v in state.shared_total.items()}
-        self.licences = [name for name, total in self.shared_total.items() if total >= 1]
-        self.limits = state.limits
-        self.bigmem = self._bigmem()
-
-    def _held(self, state: ClusterState) -> tuple[dict[str, FloatArray], dict[str, float]]:
-        held = {name: np.zeros(state.hosts.n) for name in state.hosts.capacity}
-        shared = dict.fromkeys(state.shared_total, 0.0)
-        for run in self.forever:
-            for a in run.alloc:
-                held[SLOTS][self.index[a.host]] += a.slots
-                for name, amount in a.resources.items():
-                    held[name][self.index[a.host]] += amount
-            for name, amount in run.shared.items():
-                shared[name] += amount
-        return held, shared
-
-    def _bigmem(self) -> _Select | None:
-        """``mem>Y`` for a quarter of the largest host memory (a big-memory job)."""
-        if not self.mem_name or self.mem.max() < 4 * _MEM_MIN:
-            return None
-        amount = _round_down(float(self.mem.max()) / 4)
-        return _Select(f"{self.mem_name}>{amount}", self.mem > amount)
-
-    def limits_for(self, user: str, queue: str, project: str) -> list[_Bound]:
-        return [self._bound(lim) for lim in self.limits if lim.applies_to(user, queue, project)]
-
-    def _bound(self, lim: Limit) -> _Bound:
-        runs = [r for r in self.forever if lim.applies_to(r.user, r.queue, r.project)]
-        n = len(self.ok)
-        if lim.per_host:
-            slots, jobs = np.zeros(n), np.zeros(n)
-            amounts = {name: np.zeros(n) for name in lim.resources}
-            for a in (a for r in runs for a in r.alloc):
-                h = self.index[a.host]
-                slots[h] += a.slots
-                jobs[h] += 1
-                for name in amounts:
-                    amounts[name][h] += a.resources.get(name, 0.0)
-            held: tuple[Any, Any, dict[str, Any]] = (
-                slots[self.ok],
-                jobs[self.ok],
-                {k: v[self.ok] for k, v in amounts.items()},
-            )
-        else:
-            held = (
-                sum(r.slots for r in runs),
-                len(runs),
-                {
-                    name: sum(sum(a.resources.get(name, 0.0) for a in r.alloc) for r in runs)
-                    + sum(r.shared.get(name, 0.0) for r in runs)
-                    for name in lim.resources
-                },
-            )
-        return _Bound(
-            lim.name,
-            lim.per_host,
-            math.inf if lim.slots is None else lim.slots - held[0],
-            math.inf if lim.jobs is None else lim.jobs - held[1],
-            {name: amount - held[2][name] for name, amount in lim.resources.items()},
-        )
-
-    def host_caps(self, prim: _Primary, bounds: Sequence[_Bound]) -> FloatArray:
-        """Tasks of ``prim`` each open host could take, alone on the cluster."""
-        cap = self.slots if prim.select is None else np.where(prim.select.hosts, self.slots, 0)
-        for b in (b for b in bounds if b.per_host):
-            cap = np.where(np.asarray(b.jobs) >= 1, np.minimum(cap, b.slots), 0)
-            if prim.mem and self.mem_name and self.mem_name in b.resources:
-                cap = self._mem_cap(cap, b.resources[self.mem_name], prim.mem)
-        return self._mem_cap(cap, self.mem, prim.mem) if prim.mem else cap
-
-    def _mem_cap(self, cap: FloatArray, mem: FloatArray | float, want: int) -> FloatArray:
-        if self.mem_per_task:
-            return np.minimum(cap, np.floor(np.asarray(mem) / want))
-        return np.where(np.asarray(mem) >= want, cap, 0)
-
-    def most_tasks(self, prim: _Primary, bounds: Sequence[_Bound]) -> int:
-        """The most tasks of ``prim`` that its span lets the hosts hold at once."""
-        cap = np.maximum(self.host_caps(prim, bounds), 0)
-        if prim.span == "hosts=1":
-            return int(cap.max(initial=0))
-        if prim.span.startswith("ptile="):
-            ptile = int(prim.span[6:])
-            return ptile * int((cap >= ptile).sum())
-        return int(cap.sum())
-
-    def within_limits(
-        self, bounds: Sequence[_Bound], tasks: int, mem: float, licences: Mapping[str, int]
-    ) -> bool:
-        """Whether the job-level amounts fit the licences and every aggregate limit."""
-        if any(self.shared_total.get(name, 0) < n for name, n in licences.items()):
-            return False
-        for b in (b for b in bounds if not b.per_host):
-            if float(b.jobs) < 1 or float(b.slots) < tasks:
-                return False
-            for name, amount in b.resources.items():
-                need = mem if name == self.mem_name else licences.get(name, 0)
-                if need > float(amount):
-                    return False
-        return True
-
-    def job_mem(self, prim: _Primary, tasks: int) -> float:
-        """An upper bound of the memory the job holds in all (for aggregate limits)."""
-        return float(prim.mem * tasks)
-
-    def fit(self, prim: _Primary, tasks: int, bounds: Sequence[_Bound]) -> int:
-        """The most tasks, up to ``tasks``, that ``prim`` can ever run with (0: none)."""
-        n = min(tasks, self.most_tasks(prim, bounds))
-        licences = {prim.licence: 1} if prim.licence else {}
-        while n >= 1 and not self.within_limits(bounds, n, self.job_mem(prim, n), licences):
-            n -= 1
-        return n
-
-    def compound_fits(
-        self, terms: Sequence[tuple[_Primary, int]], bounds: Sequence[_Bound]
-    ) -> bool:
-        """Sufficient: each term fits even where the other terms took the most they
-        could from its hosts (a task wanting m MB removes at most max(1, ⌈m/m_i⌉)
-        tasks of term i from a host)."""
-        for i, (prim, n) in enumerate(terms):
-            taken = sum(
-                other * max(1, math.ceil(o.mem / prim.mem) if prim.mem else 1)
-                for j, (o, other) in enumerate(terms)
-                if j != i
-            )
-            if self.most_tasks(prim, bounds) < n + taken:
-                return False
-        total = sum(n for _, n in terms)
-        mem = sum(self.job_mem(p, n) for p, n in terms)
-        licences: dict[str, int] = {}
-        for p, _ in terms:
-            if p.licence:
-                licences[p.licence] = licences.get(p.licence, 0) + 1
-        return self.within_limits(bounds, total, mem, licences)
-
-
-def _memory_resource(state: ClusterState) -> str | None:
-    """``mem`` if the hosts have it, else the first per-task host consumable."""
-    consumables = [n for n in state.catalog.names(ResourceKind.CONSUMABLE) if n != SLOTS]
-    if "mem" in consumables:
-        return "mem"
-    per_task = [n for n in consumables if state.catalog[n].reservation is Reservation.PER_TASK]
-    return per_task[0] if per_task else None
-
-
-def _type_selects(state: ClusterState, ok: BoolArray, slots: FloatArray) -> list[_Select]:
-    """``type==X`` for each value X of the host type on open hosts (``type``, else the
-    first string attribute), in host order."""
-    names = [n for n in state.hosts.strings if n != "hname"]
-    if not names:
-        return []
-    attr = "type" if "type" in names else names[0]
-    column = state.hosts.strings[attr][ok]
-    values = dict.fromkeys(v for v in column if v is not None)
-    return [
-        _Select(f"{attr}=={_word(str(v))}", np.asarray(column == v, dtype=np.bool_))
-        for v in values
-        if slots[column == v].sum() >= 1
-    ]
-
-
-def _word(value: str) -> str:
-    return value if _NAME.match(value) else json.dumps(value)
-
-
-def _round_down(x: float) -> int:
-    """Down to two significant digits: 256000 -> 250000."""
-    if x < 100:
-        return max(int(x), 1)
-    scale = 10 ** (len(str(int(x))) - 2)
-    return int(x // scale * scale)
-
-
 # -- drawing jobs --------------------------------------------------------------------------
 
 
@@ -421,12 +166,12 @@ class _Shape:
 class _Mixer:
     """Draws what a job asks for and shrinks it to what the cluster can ever run."""
 
-    def __init__(self, cluster: _Cluster, model: WorkloadModel, draw: _Draw) -> None:
+    def __init__(self, cluster: ClusterCapacity, model: WorkloadModel, draw: _Draw) -> None:
         self.c = cluster
         self.m = model
         self.d = draw
 
-    def shape(self, limits: Sequence[_Bound]) -> _Shape:
+    def shape(self, limits: Sequence[Bound]) -> _Shape:
         m, d = self.m, self.d
         r = d.uniform()
         if r < m.sequential:
@@ -438,10 +183,10 @@ class _Mixer:
             return self._compound(limits)
         return self._alternative(limits)
 
-    def _primary(self, tasks: int) -> _Primary:
+    def _primary(self, tasks: int) -> Primary:
         d, c = self.d, self.c
         r = d.uniform()
-        select: _Select | None = None
+        select: Select | None = None
         mem = d.pick(_MEM_MB, _MEM_WEIGHTS) if d.chance(0.7) and c.mem_name else 0
         if r < 0.25 and c.types:
             select = d.pick(c.types, [float(c.slots[s.hosts].sum()) for s in c.types])
@@ -459,9 +204,9 @@ class _Mixer:
         licence = None
         if d.chance(self.m.licence_fraction) and c.licences:
             licence = d.pick(c.licences, [1.0] * len(c.licences))
-        return _Primary(select, mem, span, licence)
+        return Primary(select, mem, span, licence)
 
-    def _simple(self, prim: _Primary, tasks: int, limits: Sequence[_Bound]) -> _Shape:
+    def _simple(self, prim: Primary, tasks: int, limits: Sequence[Bound]) -> _Shape:
         """Shrink the size first (a parallel job stays parallel), then the requirement."""
         lowest = 2 if tasks >= 2 else 1
         for candidate in prim.simpler():
@@ -475,15 +220,15 @@ class _Mixer:
             f"(limits {', '.join(lim.name for lim in limits) or 'none'})"
         )
 
-    def _compound(self, limits: Sequence[_Bound]) -> _Shape:
+    def _compound(self, limits: Sequence[Bound]) -> _Shape:
         d, c = self.d, self.c
         first = self._primary(1)
         if first.select is None or first.select is c.bigmem:
             pool = c.types + c.tags
             first = replace(first, select=d.pick(pool, [1.0] * len(pool)) if pool else None)
-        second = _Primary(mem=d.pick(_MEM_MB, _MEM_WEIGHTS) if d.chance(0.5) else 0)
+        second = Primary(mem=d.pick(_MEM_MB, _MEM_WEIGHTS) if d.chance(0.5) else 0)
         if not c.mem_name:
-            second = _Primary()
+            second = Primary()
         sizes = [d.pick(_TERM_SIZES, [4, 3, 2, 1]), d.pick(_TERM_SIZES, [4, 3, 2, 1])]
         firsts, seconds = list(first.simpler()), list(second.simpler())
         for level in range(max(len(firsts), len(seconds))):
@@ -498,18 +243,18 @@ class _Mixer:
                     break
                 big = counts.index(max(counts))
                 counts[big] //= 2
-        return self._simple(_Primary(), 1, limits)
+        return self._simple(Primary(), 1, limits)
 
-    def _alternative(self, limits: Sequence[_Bound]) -> _Shape:
+    def _alternative(self, limits: Sequence[Bound]) -> _Shape:
         d, c = self.d, self.c
-        pool: list[_Select | None] = [*c.types, *c.tags, None]
+        pool: list[Select | None] = [*c.types, *c.tags, None]
         a = d.pick(pool, [1.0] * len(pool))
         b = d.pick(pool, [1.0] * len(pool))
         if b is a and len(pool) > 1:
             b = pool[(pool.index(a) + 1) % len(pool)]
         alts = [
-            _Primary(a, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
-            _Primary(b, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
+            Primary(a, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
+            Primary(b, d.pick(_MEM_MB, _MEM_WEIGHTS) if c.mem_name else 0),
         ]
         tasks = d.pick(_ALT_SIZES, [1.0] * len(_ALT_SIZES))
         chains = [list(p.simpler()) for p in alts]
@@ -541,7 +286,7 @@ def generate_workload(
         raise InputError(f"the number of jobs must be >= 0, got {n_jobs}")
     model = model or WorkloadModel()
     model.check()
-    target = _Cluster(cluster if cluster is not None else default_cluster())
+    target = ClusterCapacity(cluster if cluster is not None else default_cluster())
     runtimes = _Draw(seed, "runtimes")
     who = _Draw(seed, "who")
     mixer = _Mixer(target, model, _Draw(seed, "mix"))
