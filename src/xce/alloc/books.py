@@ -37,8 +37,8 @@ class SessionBooks:
         self.cursors: dict[object, int] = {}
         self.max_slots = 0.0
         self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
-        self._hosts_seen: tuple[int, int] = (0, -1)
-        self._hosts_ref: HostTable | None = None
+        self._hosts_seen: HostTable | None = None  # the table ok/max_slots were made from
+        self._version_seen = -1
         self.reset()
 
     def reset(self) -> None:
@@ -53,9 +53,8 @@ class SessionBooks:
                 avail[name] = capacity - st.used[name]
         self._shared = {name: st.shared_free(name) for name in st.shared_total}
         hosts = st.hosts
-        if self._hosts_seen != (id(hosts), hosts.version):  # status or capacity changed
-            self._hosts_seen = (id(hosts), hosts.version)
-            self._hosts_ref = hosts  # keeps id() unique while compared
+        if hosts is not self._hosts_seen or hosts.version != self._version_seen:
+            self._hosts_seen, self._version_seen = hosts, hosts.version  # status/capacity
             self.ok = np.asarray(hosts.status == HostStatus.OK)
             slots = hosts.capacity[SLOTS][self.ok]
             self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds
