@@ -59,6 +59,7 @@ class AllocOptions:
 
     cache: bool = True  # the unsatisfiable cache (spec Req 7)
     shortcuts: bool = True  # exact shortcuts: skip plans that provably fail
+    cursors: bool = True  # per-session host-scan cursors (skip hosts that can never fit)
     explain: bool = True  # per-host breakdowns of pend reasons (drivers that show them)
 
 
@@ -263,7 +264,7 @@ class Allocator:
     def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Part] | None:
         """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
         groups = self._same_groups(pp.primary.same)
-        finders = [HostFinder(pp, self.books, g) for g in groups]
+        finders = [HostFinder(pp, self.books, g, cursors=self.options.cursors) for g in groups]
         # The shortcuts' bounds cost a pass over the eligible hosts, so they are computed
         # only once a first plan has failed (most jobs place on their first plan), and
         # never for a single-slot primary (one plan of one bucket: nothing to skip).

@@ -47,7 +47,12 @@ class HostFinder:
     __slots__ = ("books", "cursor_ok", "mask", "primary", "select_id")
 
     def __init__(
-        self, primary: PreparedPrimary, books: SessionBooks, restrict: BoolArray | None = None
+        self,
+        primary: PreparedPrimary,
+        books: SessionBooks,
+        restrict: BoolArray | None = None,
+        *,
+        cursors: bool = True,
     ) -> None:
         self.primary = primary
         self.books = books
@@ -57,7 +62,9 @@ class HostFinder:
         self.mask: BoolArray = mask
         self.select_id = primary.select.id if primary.select is not None else 0
         # The cursor is exact only when nothing in the filter can turn true again.
-        self.cursor_ok = restrict is None and primary.cacheable and not primary.primary.order
+        self.cursor_ok = (
+            cursors and restrict is None and primary.cacheable and not primary.primary.order
+        )
 
     def fits(self, want: Amounts, nslots: int, lo: int, hi: int) -> BoolArray:
         """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want`` (as the

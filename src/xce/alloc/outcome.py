@@ -41,8 +41,15 @@ class AllocMode(Enum):
 
 
 class PendReason(StrEnum):
-    """Why a job waits; design §5 gives the precedence in which one is chosen."""
+    """Why a job waits; docs/allocation.md gives the precedence in which one is chosen.
 
+    ``NEVER_RUNNABLE`` ranks first: the job could not run even on the empty cluster as
+    configured (every host ok and free, no running work), so waiting will not help.
+    ``INVALID`` is a job whose own definition is bad (``--lenient`` state loading).
+    """
+
+    NEVER_RUNNABLE = "NEVER_RUNNABLE"
+    INVALID = "INVALID"
     SELECT = "SELECT"
     NOT_ENOUGH_SLOTS = "NOT_ENOUGH_SLOTS"
     NOT_ENOUGH_RESOURCE = "NOT_ENOUGH_RESOURCE"
@@ -59,13 +66,25 @@ def _no_hosts() -> Mapping[str, int]:
     return MappingProxyType({})
 
 
+def _no_examples() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class PendInfo:
-    """A pend reason with its message and, per host-level reason, how many hosts."""
+    """A pend reason with its message and, per host-level reason, how many hosts.
+
+    ``hosts`` gives every host considered exactly one reason (the counts add up to the
+    hosts considered); ``examples`` names a few hosts per reason. ``limits`` names the
+    limits the job waits on (LIMIT, or a NEVER_RUNNABLE caused by a limit): a strict
+    queue lets later jobs those limits do not apply to pass.
+    """
 
     reason: PendReason
     message: str
     hosts: Mapping[str, int] = field(default_factory=_no_hosts, compare=False)
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=_no_examples, compare=False)
+    limits: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
