@@ -48,7 +48,7 @@ VALID = [
     "select[hname==node01 || hname=='node02']",
     "select[type==model]",
     "select[defined(type) && defined(fast) && defined(cpuf) && defined(mem)]",
-    "rusage[mem=1:swp=2:lic_x=1,slots=1]",
+    "rusage[mem=1:swp=2,lic_x=1]",
     "order[-slots:mem:cpuf:fast:lic_x]",
     "same[type:model:cpuf:fast:hname]",
     "2*{select[type==X86_64] rusage[mem=100]} + 4*{select[mem>1000]}",
@@ -162,6 +162,82 @@ def test_requirement_for_job() -> None:
     with pytest.raises(ResreqError) as info:
         requirement_for_job("rusage[type=1]", CATALOG)
     assert info.value.column == 8
+
+
+# --- issue 9: order[max<name>] and rusage[slots] ----------------------------------------
+
+ORDER_BY_CAPACITY = [
+    "order[maxslots]",
+    "order[-maxmem]",
+    "order[maxslots:-maxmem:slots]",
+    "order[maxlic_x]",  # a shared total: the same on every host, accepted as in select
+    "select[maxslots>=2] order[-maxslots]",
+    "2*{order[maxmem]} + 1*{order[-maxswp]}",
+]
+
+
+@pytest.mark.parametrize("text", ORDER_BY_CAPACITY)
+def test_order_accepts_capacities(text: str) -> None:
+    """issue 9: `order[maxslots]` / `order[maxmem]` are accepted, as `select` accepts
+    `max<name>` of a consumable (or shared) resource: its capacity."""
+    check(parse(text), CATALOG, text)
+    assert requirement_for_job(text, CATALOG) == bind_tasks(parse(text))
+
+
+ORDER_BY_CAPACITY_REJECTED = [
+    # (text, words of the message, where the caret points)
+    ("order[maxfoo]", ["order[]", "'maxfoo'", "unknown resource"], "maxfoo]"),
+    ("order[maxtype]", ["order[]", "'maxtype'", "unknown resource"], "maxtype]"),
+    ("order[maxcpuf]", ["order[]", "'maxcpuf'", "unknown resource"], "maxcpuf]"),
+    ("order[-maxfast]", ["order[]", "'maxfast'", "unknown resource"], "maxfast]"),
+    ("order[max]", ["order[]", "'max'", "unknown resource"], "max]"),
+]
+
+
+@pytest.mark.parametrize(("text", "words", "at"), ORDER_BY_CAPACITY_REJECTED)
+def test_order_by_capacity_needs_a_consumable(text: str, words: list[str], at: str) -> None:
+    """issue 9: `max<name>` in order[] is a capacity only for a consumable or shared
+    resource (as in select); anything else stays an unknown name, with a caret."""
+    with pytest.raises(ResreqError) as info:
+        check(parse(text), CATALOG, text)
+    for word in words:
+        assert word in info.value.message
+    assert info.value.column == text.index(at) + 1
+
+
+RUSAGE_SLOTS = [
+    # (text, where the caret points)
+    ("rusage[slots=2]", "slots=2"),
+    ("rusage[mem=100:slots=1]", "slots=1"),
+    ("rusage[mem=100, slots=1:duration=5]", "slots=1"),
+    ("select[slots>=2] rusage[slots=2]", "slots=2"),
+    ("order[slots] rusage[mem=1:slots=0]", "slots=0"),
+    ("3*{rusage[mem=1]} + 1*{rusage[slots=1]}", "slots=1"),
+    ("{select[fast]} || {select[slots>1] rusage[slots=4]}", "slots=4"),
+]
+
+
+@pytest.mark.parametrize(("text", "at"), RUSAGE_SLOTS)
+def test_rusage_slots_is_a_submission_error(text: str, at: str) -> None:
+    """issue 9: rusage[slots=...] meant different things on different allocation paths;
+    it is refused, with a caret under `slots` in rusage (not under select's or order's)."""
+    with pytest.raises(ResreqError) as info:
+        requirement_for_job(text, CATALOG)
+    err = info.value
+    assert err.message == (
+        "rusage[]: slots are requested by the job's task count (tasks / -n), not by rusage"
+    )
+    assert err.text == text
+    assert err.column == text.index(at) + 1
+    assert str(err).endswith("\n  " + text + "\n  " + " " * (err.column - 1) + "^")
+
+
+@pytest.mark.parametrize(
+    "text", ["select[slots>=2]", "slots>=2 order[-slots]", "select[maxslots>1 && slots>0]"]
+)
+def test_slots_in_select_and_order_stay_valid(text: str) -> None:
+    """issue 9: only rusage[slots] is refused; slots in select and order stay valid."""
+    check(parse(text), CATALOG, text)
 
 
 # --- bind_tasks -------------------------------------------------------------------------

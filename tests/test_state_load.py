@@ -650,3 +650,198 @@ def test_used_is_filled_from_running() -> None:
     assert state.used["slots"][i] == 8
     assert state.used["mem"][i] == 16000
     assert np.all(state.used["swp"] == 0)
+
+
+# -- issue 9: lenient loading ---------------------------------------------------------------
+
+LENIENT_HEAD = """\
+hosts:
+  - {"name": "h0", "slots": 4, "resources": {"mem": 100}}
+running:
+  - {"id": "r1", "alloc": [{"host": "h0", "slots": 1}]}
+jobs:
+  - {"id": "ok1", "tasks": 2}
+"""
+
+# A bad job entry: (the entry as YAML flow text — JSON is YAML —, the path of its error,
+# words of the message, the id the invalid job is known by)
+BAD_JOBS: dict[str, tuple[str, str, str, str]] = {
+    "resreq syntax": ('{"id": "b", "resreq": "select[mem>"}', "jobs[1].resreq", "expected", "b"),
+    "resreq unknown resource": (
+        '{"id": "b", "resreq": "select[foo>1]"}',
+        "jobs[1].resreq",
+        "unknown resource 'foo'",
+        "b",
+    ),
+    "rusage slots": (
+        '{"id": "b", "resreq": "rusage[slots=2]"}',
+        "jobs[1].resreq",
+        "task count",
+        "b",
+    ),
+    "compound contradicts tasks": (
+        '{"id": "b", "tasks": 2, "resreq": "2*{-} + 1*{-}"}',
+        "jobs[1].resreq",
+        "totals 3",
+        "b",
+    ),
+    "tasks wrong type": (
+        '{"id": "b", "tasks": "two"}',
+        "jobs[1].tasks",
+        "expected an integer",
+        "b",
+    ),
+    "tasks zero": ('{"id": "b", "tasks": 0}', "jobs[1].tasks", ">= 1", "b"),
+    "unknown key": ('{"id": "b", "colour": "red"}', "jobs[1].colour", 'unknown key "colour"', "b"),
+    "user wrong type": ('{"id": "b", "user": ["x"]}', "jobs[1].user", "expected a string", "b"),
+    "missing id": ('{"tasks": 1}', "jobs[1]", 'missing required key "id"', "jobs[1]"),
+    "id wrong type": ('{"id": 1.5}', "jobs[1].id", "expected", "jobs[1]"),
+    "not a mapping": ("7", "jobs[1]", "expected a mapping", "jobs[1]"),
+    "id of running work": ('{"id": "r1"}', "jobs[1].id", "duplicate job id", "r1"),
+    "id of an earlier job": ('{"id": "ok1"}', "jobs[1].id", "(also jobs[0])", "ok1"),
+    "tasks and min_tasks": (
+        '{"id": "b", "tasks": 2, "min_tasks": 1}',
+        "jobs[1].min_tasks",
+        "not both",
+        "b",
+    ),
+    "min above max": (
+        '{"id": "b", "min_tasks": 3, "max_tasks": 2}',
+        "jobs[1].max_tasks",
+        "less than",
+        "b",
+    ),
+}
+
+
+def _lenient_doc(bad: str, fmt: str) -> str:
+    yaml_text = LENIENT_HEAD + f"  - {bad}  # <-\n" + '  - {"id": "ok2", "resreq": "mem>1"}\n'
+    if fmt == "yaml":
+        return yaml_text
+    return json.dumps(yaml.safe_load(yaml_text), indent=2)
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+@pytest.mark.parametrize(("bad", "path", "words", "name"), BAD_JOBS.values(), ids=BAD_JOBS.keys())
+def test_lenient_leaves_out_a_bad_job_with_the_strict_error(
+    tmp_path: Path, fmt: str, bad: str, path: str, words: str, name: str
+) -> None:
+    """issue 9: with lenient=True a malformed job entry (decoding, id, task counts,
+    requirement) is left out with exactly the error a strict load raises (file, line,
+    column, path, caret); the other jobs load, keeping their file positions."""
+    text = _lenient_doc(bad, fmt)
+    file = tmp_path / f"state.{fmt}"
+    file.write_text(text)
+    with pytest.raises(StateError) as info:
+        load_state(file)
+    strict = info.value
+    assert strict.path == path
+    assert words in strict.message
+    state, invalid = load_state(file, lenient=True)
+    assert [(j.id, j.order) for j in state.jobs] == [("ok1", 0), ("ok2", 2)]
+    (job,) = invalid
+    assert (job.id, job.order) == (name, 1)
+    assert str(job.error) == str(strict)
+    assert job.message == str(strict).splitlines()[0]
+    column = f":{strict.column}" if strict.column is not None else ""
+    assert job.message.startswith(f"{file}:{strict.line}{column}: {path}: ")
+    if fmt == "yaml":
+        assert strict.line == _marked_line(text)
+    assert (job.entry is None) == (bad == "7")
+
+
+def test_lenient_duplicate_key_in_a_job_is_that_jobs_error(tmp_path: Path) -> None:
+    """issue 9: a YAML duplicate key inside a job entry makes that job invalid; one
+    outside the jobs still fails the whole file."""
+    text = LENIENT_HEAD + "  - id: dk\n    user: a\n    user: b\n"
+    state, (job,) = state_from_text(text, "s.yaml", lenient=True)
+    assert [j.id for j in state.jobs] == ["ok1"]
+    assert (job.id, job.error.path, job.error.line) == ("dk", "jobs[1].user", 9)
+    assert 'duplicate key "user"' in job.message
+    with pytest.raises(StateError, match="duplicate key"):
+        state_from_text(text.replace('"slots": 4,', '"slots": 4, "slots": 2,'), lenient=True)
+
+
+NOT_A_JOB_ERROR = {
+    "host slots": ('"slots": 4,', '"slots": "four",', "hosts[0].slots"),
+    "unknown host key": ('"slots": 4,', '"slots": 4, "colour": 1,', "hosts[0].colour"),
+    "running on an unknown host": ('"host": "h0"', '"host": "nope"', "running[0].alloc[0].host"),
+    "running resreq": ('"slots": 1}]}', '"slots": 1}], "resreq": "foo>1"}', "running[0].resreq"),
+    "jobs not a list": ('jobs:\n  - {"id": "ok1", "tasks": 2}\n', "jobs: 5\nx:\n", "jobs"),
+}
+
+
+@pytest.mark.parametrize(("old", "new", "path"), NOT_A_JOB_ERROR.values(), ids=NOT_A_JOB_ERROR)
+def test_lenient_still_fails_on_errors_outside_job_entries(old: str, new: str, path: str) -> None:
+    """issue 9: a problem outside the job entries (hosts, running work, the jobs list
+    itself) fails the file in both modes, even when a job entry is bad too (which the
+    strict load may report first)."""
+    text = LENIENT_HEAD.replace(old, new) + '  - {"id": "bad", "tasks": 0}\n'
+    assert new in text
+    with pytest.raises(StateError):
+        state_from_text(text, "s.yaml")
+    with pytest.raises(StateError) as lenient:
+        state_from_text(text, "s.yaml", lenient=True)
+    assert lenient.value.path == path
+    assert lenient.value.line is not None
+    with pytest.raises(StateError) as strict:  # without the bad job: the same error
+        state_from_text(text.replace('  - {"id": "bad", "tasks": 0}\n', ""), "s.yaml")
+    assert str(strict.value) == str(lenient.value)
+
+
+def test_lenient_fails_on_problems_checked_after_the_jobs() -> None:
+    """issue 9: checks the strict load makes after the job checks (a queue preempting
+    an unknown queue, a limit setting nothing) still fail a lenient load."""
+    for extra, path in [
+        ("queues: {q: {preempts: [nope]}}\n", "queues.q.preempts[0]"),
+        ("limits: [{name: l}]\n", "limits[0]"),
+    ]:
+        text = LENIENT_HEAD + '  - {"id": "ok1"}\n' + extra
+        with pytest.raises(StateError) as info:
+            state_from_text(text, "s.yaml", lenient=True)
+        assert info.value.path == path
+
+
+def test_lenient_reports_every_bad_entry_in_file_order() -> None:
+    """issue 9: several bad entries are each reported, in file order; an entry left out
+    still claims its id, so a later entry with the same id is a duplicate."""
+    text = LENIENT_HEAD + (
+        '  - {"id": "x", "tasks": 0}\n'
+        '  - {"id": "y"}\n'
+        '  - {"id": "x"}\n'
+        "  - 7\n"
+        '  - {"id": "z", "resreq": "select[foo>1]"}\n'
+    )
+    state, invalid = state_from_text(text, "s.yaml", lenient=True)
+    assert [(j.id, j.order) for j in state.jobs] == [("ok1", 0), ("y", 2)]
+    assert [(j.id, j.order, j.error.path) for j in invalid] == [
+        ("x", 1, "jobs[1].tasks"),
+        ("x", 3, "jobs[3].id"),
+        ("jobs[4]", 4, "jobs[4]"),
+        ("z", 5, "jobs[5].resreq"),
+    ]
+    assert "(also jobs[1])" in invalid[1].message
+
+
+def test_lenient_on_a_good_file_is_the_strict_load(tmp_path: Path) -> None:
+    """issue 9: a well-formed file loads the same either way, with nothing left out."""
+    state, invalid = load_state(EXAMPLE, lenient=True)
+    strict = load_state(EXAMPLE)
+    assert invalid == ()
+    assert state.jobs == strict.jobs
+    assert state.hosts.names == strict.hosts.names
+    path = tmp_path / "example.json"
+    path.write_text(json.dumps(yaml.safe_load(EXAMPLE.read_text())))
+    state, invalid = load_state(path, lenient=True)
+    assert invalid == ()
+    assert state.jobs == strict.jobs
+
+
+def test_lenient_from_a_dict_has_a_path_but_no_line() -> None:
+    """issue 9: state_from_dict(lenient=True): errors keep their path (no text: no line)."""
+    doc = ClusterBuilder().host("h0", 2).job("a").to_dict()
+    doc["jobs"].append({"id": "b", "tasks": "two"})
+    state, (job,) = state_from_dict(doc, "<d>", lenient=True)
+    assert [j.id for j in state.jobs] == ["a"]
+    assert (job.id, job.error.path, job.error.line) == ("b", "jobs[1].tasks", None)
+    assert job.message == '<d>: jobs[1].tasks: expected an integer or null, got "two"'

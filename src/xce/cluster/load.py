@@ -3,21 +3,28 @@
 Every problem becomes one :class:`~xce.errors.StateError` naming the file, the path
 in the document (``hosts[2].slots``), and the line and column of that node, found by
 walking the YAML node tree (JSON is YAML enough for this) along the path.
+
+Lenient loading (``lenient=True``) keeps a malformed *job* entry from failing the whole
+file: the job is left out of the state and returned as an :class:`InvalidJob` carrying
+the error the strict load would have raised for it. Problems anywhere else still fail.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, overload
 
 import msgspec
 import yaml
 
 from xce.cluster.schema import (
     DocPath,
+    JobSpec,
     SpecError,
     StateSpec,
     check_spec,
@@ -34,6 +41,8 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 __all__ = [
+    "InvalidJob",
+    "LenientState",
     "RequirementCheck",
     "load_state",
     "state_from_dict",
@@ -60,10 +69,57 @@ _Loader.add_implicit_resolver(
 )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class InvalidJob:
+    """A ``jobs`` entry a lenient load left out, with the error a strict load raises for it.
+
+    ``id`` is the entry's id as a string, or its path (``jobs[3]``) when it has no
+    readable id; ``order`` its index in ``jobs``; ``entry`` the entry as written (a
+    mapping), or None when it is not a mapping.
+    """
+
+    id: str
+    order: int
+    error: StateError
+    entry: Mapping[str, Any] | None = None
+
+    @property
+    def message(self) -> str:
+        """The error on one line: ``file:line:col: jobs[3].tasks: message``."""
+        where = self.error.where()
+        return f"{where}: {self.error.message}" if where else self.error.message
+
+
+class LenientState(NamedTuple):
+    """What a lenient load gives: the state of every well-formed part, and the job
+    entries it left out, in file order."""
+
+    state: ClusterState
+    invalid: tuple[InvalidJob, ...]
+
+
+@overload
 def load_state(
-    path: str | os.PathLike[str], *, check_resreq: RequirementCheck | None = None
-) -> ClusterState:
-    """Load a ``.yaml``/``.yml``/``.json`` state file; raise StateError if anything is wrong."""
+    path: str | os.PathLike[str],
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: Literal[False] = False,
+) -> ClusterState: ...
+@overload
+def load_state(
+    path: str | os.PathLike[str],
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: Literal[True],
+) -> LenientState: ...
+def load_state(
+    path: str | os.PathLike[str],
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: bool = False,
+) -> ClusterState | LenientState:
+    """Load a ``.yaml``/``.yml``/``.json`` state file; raise StateError if anything is wrong
+    (with ``lenient``, anything outside the ``jobs`` entries: see :class:`LenientState`)."""
     source = os.fspath(path)
     fmt = _SUFFIXES.get(os.path.splitext(source)[1].lower())
     if fmt is None:
@@ -75,29 +131,73 @@ def load_state(
         raise StateError(f"cannot read the file: {err.strerror or err}", source=source) from err
     except UnicodeDecodeError as err:
         raise StateError(f"not UTF-8 text: {err.reason}", source=source) from err
-    return state_from_text(text, source, fmt, check_resreq=check_resreq)
+    doc = _document(text, source, fmt, lenient)
+    return _build_lenient(doc, check_resreq) if lenient else _build(doc, check_resreq)
 
 
+@overload
 def state_from_text(
     text: str,
     source: str = "<string>",
     fmt: Literal["yaml", "json"] = "yaml",
     *,
     check_resreq: RequirementCheck | None = None,
-) -> ClusterState:
+    lenient: Literal[False] = False,
+) -> ClusterState: ...
+@overload
+def state_from_text(
+    text: str,
+    source: str = "<string>",
+    fmt: Literal["yaml", "json"] = "yaml",
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: Literal[True],
+) -> LenientState: ...
+def state_from_text(
+    text: str,
+    source: str = "<string>",
+    fmt: Literal["yaml", "json"] = "yaml",
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: bool = False,
+) -> ClusterState | LenientState:
     """Load a state document held in a string (``source`` names it in errors)."""
-    doc = _YamlDocument(text, source) if fmt == "yaml" else _JsonDocument(text, source)
-    return _build(doc, check_resreq)
+    doc = _document(text, source, fmt, lenient)
+    return _build_lenient(doc, check_resreq) if lenient else _build(doc, check_resreq)
 
 
+@overload
 def state_from_dict(
     data: Mapping[str, Any],
     source: str = "<dict>",
     *,
     check_resreq: RequirementCheck | None = None,
-) -> ClusterState:
+    lenient: Literal[False] = False,
+) -> ClusterState: ...
+@overload
+def state_from_dict(
+    data: Mapping[str, Any],
+    source: str = "<dict>",
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: Literal[True],
+) -> LenientState: ...
+def state_from_dict(
+    data: Mapping[str, Any],
+    source: str = "<dict>",
+    *,
+    check_resreq: RequirementCheck | None = None,
+    lenient: bool = False,
+) -> ClusterState | LenientState:
     """Load a state already parsed into Python data (as YAML/JSON would give it)."""
-    return _build(_Document(None, source, data), check_resreq)
+    doc = _Document(None, source, data)
+    return _build_lenient(doc, check_resreq) if lenient else _build(doc, check_resreq)
+
+
+def _document(text: str, source: str, fmt: Literal["yaml", "json"], lenient: bool) -> _Document:
+    if fmt == "yaml":
+        return _YamlDocument(text, source, lenient=lenient)
+    return _JsonDocument(text, source)
 
 
 def validate_requirements(state: ClusterState, check: RequirementCheck) -> None:
@@ -113,7 +213,13 @@ def validate_requirements(state: ClusterState, check: RequirementCheck) -> None:
         raise _Document(None, state.source, None).error(err) from err.__cause__
 
 
-def _check_requirements(state: ClusterState, check: RequirementCheck) -> None:
+def _check_requirements(
+    state: ClusterState,
+    check: RequirementCheck,
+    faults: dict[int, SpecError] | None = None,
+) -> None:
+    """Raise a SpecError for the first invalid requirement; with ``faults``, a pending
+    job's is recorded there under its ``order`` instead."""
     items: list[tuple[DocPath, str, int | None, int | None]] = [
         (("running", i, "resreq"), run.resreq, run.slots, run.slots)
         for i, run in enumerate(state.running)
@@ -132,7 +238,10 @@ def _check_requirements(state: ClusterState, check: RequirementCheck) -> None:
         try:
             check(text, low, high)
         except InputError as err:
-            raise SpecError(path, err.message, column=err.column, text=text) from err
+            fault = SpecError(path, err.message, column=err.column, text=text)
+            if faults is None or path[0] != "jobs":
+                raise fault from err
+            faults[int(path[1])] = fault
 
 
 def _language_check(state: ClusterState) -> RequirementCheck:
@@ -156,6 +265,129 @@ def _build(doc: _Document, check: RequirementCheck | None) -> ClusterState:
     return state
 
 
+# -- lenient loading: a bad job entry pends INVALID instead of failing the file ------------
+
+
+def _build_lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
+    """Like the strict build, but each job entry's problem (decoding, id, task counts,
+    requirement) is recorded against it and the entry left out; the strict build's
+    checks run in the same order, so an entry's error is the one a strict load gives."""
+    try:
+        return _lenient(doc, check)
+    except SpecError as err:
+        raise doc.error(err) from err.__cause__
+
+
+def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
+    spec, orders, faults = doc.lenient_spec()
+    clean = True
+    try:
+        check_spec(spec)
+    except SpecError as err:
+        if _job_index(err.path) is None:
+            raise
+        check_spec(msgspec.structs.replace(spec, jobs=[]))  # problems outside jobs fail
+        clean = False
+    if faults or not clean:  # entries left out still claim their ids
+        spec, orders = _check_jobs(spec, orders, faults, doc)
+    state = build_state(spec, doc.source)
+    jobs = tuple(dataclasses.replace(j, order=orders[j.order]) for j in state.jobs)
+    state = dataclasses.replace(state, jobs=jobs)
+    _check_requirements(state, check if check is not None else _language_check(state), faults)
+    if not faults:
+        return LenientState(state, ())
+    state = dataclasses.replace(state, jobs=tuple(j for j in jobs if j.order not in faults))
+    names = {order: str(job.id) for order, job in zip(orders, spec.jobs, strict=True)}
+    raw = doc.raw_jobs()
+    invalid = []
+    for i in sorted(faults):
+        entry = _entry(raw, i)
+        name = names.get(i) or _raw_id(entry) or format_path(("jobs", i))
+        invalid.append(InvalidJob(name, i, doc.error(faults[i]), entry))
+    return LenientState(state, tuple(invalid))
+
+
+def _job_index(path: DocPath) -> int | None:
+    """``i`` when ``path`` is inside the entry ``jobs[i]``."""
+    if len(path) >= 2 and path[0] == "jobs" and isinstance(path[1], int):
+        return path[1]
+    return None
+
+
+def _at_job(err: SpecError, i: int) -> SpecError:
+    """``err``, found in a one-job document, moved to entry ``jobs[i]``."""
+    moved = SpecError(
+        ("jobs", i, *err.path[2:]), err.message, at_key=err.at_key, column=err.column, text=err.text
+    )
+    moved.__cause__ = err.__cause__
+    return moved
+
+
+def _entry(raw: list[Any], i: int) -> Mapping[str, Any] | None:
+    """Entry ``i`` of the raw ``jobs`` list, if it is a mapping."""
+    entry = raw[i] if i < len(raw) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def _raw_id(entry: Mapping[str, Any] | None) -> str | None:
+    """A job entry's id as the strict load would read it, if it is readable."""
+    raw = entry.get("id") if entry is not None else None
+    return str(raw) if isinstance(raw, str | int) and not isinstance(raw, bool) else None
+
+
+def _decode_jobs(data: Any, faults: dict[int, SpecError]) -> tuple[StateSpec, list[int]]:
+    """Decode the document but its ``jobs`` entries, then each entry on its own."""
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        return decode(data), []  # the problem is not inside an entry: it fails
+    base = decode({k: v for k, v in data.items() if k != "jobs"})
+    jobs: list[JobSpec] = []
+    orders: list[int] = []
+    for i, entry in enumerate(data["jobs"]):
+        if i in faults:
+            continue
+        try:
+            (job,) = decode({"jobs": [entry]}).jobs
+        except SpecError as err:
+            faults[i] = _at_job(err, i)
+            continue
+        jobs.append(job)
+        orders.append(i)
+    return msgspec.structs.replace(base, jobs=jobs), orders
+
+
+def _check_jobs(
+    spec: StateSpec, orders: list[int], faults: dict[int, SpecError], doc: _Document
+) -> tuple[StateSpec, list[int]]:
+    """The checks of :func:`check_spec` on job entries, one entry at a time: a duplicate
+    id (of running work or of any earlier entry) and contradicting task counts."""
+    seen = {str(r.id): f"running[{i}]" for i, r in enumerate(spec.running)}
+    decoded = dict(zip(orders, spec.jobs, strict=True))
+    raw = doc.raw_jobs() if faults else []
+    kept: list[JobSpec] = []
+    kept_orders: list[int] = []
+    for i in range(max([*orders, *faults], default=-1) + 1):
+        job = decoded.get(i)
+        name = str(job.id) if job is not None else _raw_id(_entry(raw, i))
+        if job is None:
+            if name is not None:
+                seen.setdefault(name, f"jobs[{i}]")
+            continue
+        assert name is not None
+        try:
+            if name in seen:
+                raise SpecError(
+                    ("jobs", i, "id"), f"duplicate job id {quote(name)} (also {seen[name]})"
+                )
+            seen[name] = f"jobs[{i}]"
+            check_spec(StateSpec(jobs=[job]))
+        except SpecError as err:
+            faults[i] = err if err.path[:2] == ("jobs", i) else _at_job(err, i)
+            continue
+        kept.append(job)
+        kept_orders.append(i)
+    return msgspec.structs.replace(spec, jobs=kept), kept_orders
+
+
 # -- documents: the parsed data, and the node tree that locates paths in it ---------------
 
 
@@ -169,6 +401,34 @@ class _Document:
 
     def spec(self) -> StateSpec:
         return decode(self.data)
+
+    def lenient_spec(self) -> tuple[StateSpec, list[int], dict[int, SpecError]]:
+        """The document's spec without the job entries that do not decode; the index in
+        ``jobs`` of each entry kept; the problem of each entry left out, by index."""
+        faults = dict(self.job_faults)
+        if not faults:
+            try:
+                spec = self.spec()
+            except SpecError as err:
+                if _job_index(err.path) is None:
+                    raise
+            else:
+                return spec, list(range(len(spec.jobs))), faults
+        spec, orders = _decode_jobs(self.raw_data(), faults)
+        return spec, orders, faults
+
+    job_faults: Mapping[int, SpecError] = MappingProxyType({})
+    """Problems of job entries found while reading the text (lenient: duplicate keys)."""
+
+    def raw_data(self) -> Any:
+        """The document as Python data."""
+        return self.data
+
+    def raw_jobs(self) -> list[Any]:
+        """The ``jobs`` entries as written ([] when there is no such list)."""
+        data = self.raw_data()
+        jobs = data.get("jobs") if isinstance(data, dict) else None
+        return jobs if isinstance(jobs, list) else []
 
     def root(self) -> yaml.Node | None:
         """The YAML node tree of the text, or None when there is none."""
@@ -221,12 +481,18 @@ class _Document:
 class _YamlDocument(_Document):
     """YAML text: composed once; the node tree is kept to locate errors."""
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, *, lenient: bool = False) -> None:
         super().__init__(text, source, None)
         loader = _Loader(text)
         try:
             self._root: yaml.Node | None = loader.get_single_node()
-            _check_duplicate_keys(self._root)
+            faults: dict[int, SpecError] = {}
+            for err in _duplicate_keys(self._root):
+                i = _job_index(err.path) if lenient else None
+                if i is None:
+                    raise err
+                faults.setdefault(i, err)
+            self.job_faults = faults
             self.data = loader.construct_document(self._root) if self._root else None
         except yaml.MarkedYAMLError as err:
             raise self._yaml_error(err) from None
@@ -272,12 +538,18 @@ class _JsonDocument(_Document):
             return msgspec.json.decode(self.text, type=StateSpec)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
-        try:
-            self.data = json.loads(self.text)
-        except json.JSONDecodeError as err:
-            msg = err.msg[:1].lower() + err.msg[1:]
-            raise self.syntax_error(f"JSON syntax error: {msg}", err.lineno, err.colno) from None
-        return decode(self.data)
+        return decode(self.raw_data())
+
+    def raw_data(self) -> Any:
+        if self.data is None:
+            assert self.text is not None
+            try:
+                self.data = json.loads(self.text)
+            except json.JSONDecodeError as err:
+                msg = err.msg[:1].lower() + err.msg[1:]
+                what = f"JSON syntax error: {msg}"
+                raise self.syntax_error(what, err.lineno, err.colno) from None
+        return self.data
 
     def root(self) -> yaml.Node | None:
         if self._root is self._NOT_COMPOSED:
@@ -296,7 +568,7 @@ def _line_column(text: str, position: int) -> tuple[int, int]:
     return text.count("\n", 0, position) + 1, position - line_start + 1
 
 
-def _check_duplicate_keys(root: yaml.Node | None) -> None:
+def _duplicate_keys(root: yaml.Node | None) -> Iterator[SpecError]:
     """PyYAML keeps the last of two equal keys silently; a typo then hides data."""
     for path, node in _mappings(root):
         seen: set[str] = set()
@@ -304,7 +576,7 @@ def _check_duplicate_keys(root: yaml.Node | None) -> None:
             if not isinstance(key, yaml.ScalarNode) or key.value == "<<":
                 continue
             if key.value in seen:
-                raise SpecError(
+                yield SpecError(
                     (*path, key.value), f"duplicate key {quote(key.value)}", at_key=True
                 )
             seen.add(key.value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from xce.cluster.catalog import ResourceCatalog, ResourceKind
+from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
 from xce.errors import ResreqError
 from xce.resreq.evaluate import compile_select
 from xce.resreq.model import AlterResreq, CompoundResreq, PrimaryResreq, Resreq
@@ -62,6 +62,15 @@ def _column_of(text: str, word: str, section: str | None) -> int | None:
     return best[0] + 1 if best else None
 
 
+def _is_capacity(name: str, catalog: ResourceCatalog) -> bool:
+    """``max<name>`` of a consumable or shared resource: its capacity (as in select)."""
+    return (
+        name not in catalog
+        and name.startswith("max")
+        and catalog.kind(name[3:]) in (ResourceKind.CONSUMABLE, ResourceKind.SHARED)
+    )
+
+
 def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None) -> None:
     if p.select is not None:
         try:
@@ -69,13 +78,20 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
         except ResreqError as err:
             raise _fail(err.message, text, err.token, None) from None
     for key in p.order:
-        if catalog.kind(key.name) not in _ORDERABLE:
+        if catalog.kind(key.name) not in _ORDERABLE and not _is_capacity(key.name, catalog):
             what = "unknown resource" if key.name not in catalog else "a string resource"
             raise _fail(
                 f"order[]: {key.name!r} is {what}; order needs a number", text, key.name, "order"
             )
     for name in p.rusage.amounts:
         kind = catalog.kind(name)
+        if name == SLOTS:
+            raise _fail(
+                "rusage[]: slots are requested by the job's task count (tasks / -n), not by rusage",
+                text,
+                name,
+                "rusage",
+            )
         if kind is None:
             raise _fail(f"rusage[]: unknown resource {name!r}", text, name, "rusage")
         if not kind.consumable:
