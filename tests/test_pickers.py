@@ -772,3 +772,164 @@ def test_fairshare_cursor_counts_dispatched_slots_from_feedback() -> None:
     # ... but when j1 pends, alice keeps 2/1 and offers j3 at once.
     pended = drain(picker.start(q, state.jobs, state), [False, True, True, True])
     assert [p.job.id for p in pended] == ["j1", "j3", "j0", "j2"]
+
+
+# --- strict: who holds the queue (issue 9) -------------------------------------------------
+# A job pending for resources holds the rest of its queue; one pending LIMIT holds only
+# the later jobs one of its limits applies to (no names, or unknown ones: its own user,
+# queue and project); NEVER_RUNNABLE and INVALID hold nobody. Each case: the limits
+# (name, users, projects), the jobs (id, user, project) of queue q in order, the fate of
+# each job that is tried (RUN, a reason, or "LIMIT:name,name"), and ``blocked_by`` of
+# each pick (a job held is not tried: its fate is ignored).
+HOLD_LIMITS = {
+    "alice2": (["alice"], None),
+    "all": (None, None),
+    "p2": (None, ["p2"]),
+}
+HOLDS: dict[str, tuple[list[str], list[tuple[str, str, str]], list[str], list[str | None]]] = {
+    "a resource pend holds every later job": (
+        [],
+        [("j0", "alice", "p1"), ("j1", "bob", "p1"), ("j2", "carol", "p1"), ("j3", "bob", "p2")],
+        [RUN, "NOT_ENOUGH_SLOTS", RUN, RUN],
+        [None, None, "j1", "j1"],
+    ),
+    "a LIMIT pend holds only the jobs its limit applies to": (
+        ["alice2"],
+        [("a1", "alice", "p1"), ("b1", "bob", "p1"), ("a2", "alice", "p2"), ("b2", "bob", "p1")],
+        ["LIMIT:alice2", RUN, RUN, RUN],
+        [None, None, "a1", None],
+    ),
+    "the first later job pending for resources becomes the head": (
+        ["alice2"],
+        [("a1", "alice", "p1"), ("b1", "bob", "p1"), ("c1", "carol", "p1"), ("a2", "alice", "p1")],
+        ["LIMIT:alice2", "NOT_ENOUGH_RESOURCE", RUN, RUN],
+        [None, None, "b1", "b1"],
+    ),
+    "a LIMIT pend naming no limit holds its own user, queue and project": (
+        ["alice2"],
+        [("a1", "alice", "p1"), ("a2", "alice", "p2"), ("a3", "alice", "p1"), ("b1", "bob", "p1")],
+        ["LIMIT", "LIMIT", RUN, RUN],
+        [None, None, "a1", None],
+    ),
+    "a LIMIT pend naming unknown limits: as naming none": (
+        ["alice2"],
+        [("a1", "alice", "p1"), ("a2", "alice", "p2"), ("a3", "alice", "p1")],
+        ["LIMIT:nosuch", RUN, RUN],
+        [None, None, "a1"],
+    ),
+    "a limit on a project holds that project's jobs, whoever submits them": (
+        ["p2"],
+        [("x1", "alice", "p2"), ("x2", "bob", "p2"), ("x3", "bob", "p1")],
+        ["LIMIT:p2", RUN, RUN],
+        [None, "x1", None],
+    ),
+    "a job held by several: the earliest is named": (
+        ["alice2", "all"],
+        [("a1", "alice", "p1"), ("c1", "carol", "p1"), ("a2", "alice", "p1"), ("b1", "bob", "p1")],
+        ["LIMIT:alice2", "LIMIT:all", RUN, RUN],
+        [None, None, "a1", "c1"],
+    ),
+    "a LIMIT pend naming two limits holds the jobs of either": (
+        ["alice2", "p2"],
+        [("a1", "alice", "p2"), ("a2", "alice", "p1"), ("b1", "bob", "p2"), ("b2", "bob", "p1")],
+        ["LIMIT:alice2,p2", RUN, RUN, RUN],
+        [None, "a1", "a1", None],
+    ),
+    "a job held by a limit holds nobody itself": (
+        ["alice2"],
+        [("a1", "alice", "p1"), ("a2", "alice", "p1"), ("b1", "bob", "p1")],
+        ["LIMIT:alice2", "NOT_ENOUGH_SLOTS", RUN],
+        [None, "a1", None],
+    ),
+    "NEVER_RUNNABLE and INVALID hold nobody": (
+        [],
+        [("j0", "alice", "p1"), ("j1", "alice", "p1"), ("j2", "alice", "p1"), ("j3", "bob", "p1")],
+        ["NEVER_RUNNABLE", "INVALID", "SELECT", RUN],
+        [None, None, None, "j2"],
+    ),
+    "a LIMIT pend after the head changes nothing": (
+        ["all"],
+        [("j0", "alice", "p1"), ("j1", "bob", "p1"), ("j2", "carol", "p1")],
+        ["SHARED_RESOURCE", "LIMIT:all", RUN],
+        [None, "j0", "j0"],
+    ),
+}
+
+
+def hold_decision(job: PendingJob, fate: str) -> Decision:
+    if fate == RUN:
+        return a_decision(job, True)
+    reason, _, names = fate.partition(":")
+    limits = tuple(names.split(",")) if names else ()
+    return Pending(job.id, PendInfo(PendReason(reason), "test", limits=limits))
+
+
+def hold_state(limits: Sequence[str], jobs: Sequence[tuple[str, str, str]]) -> ClusterState:
+    b = ClusterBuilder().host("h0", slots=100).queue("q")
+    for name in limits:
+        users, projects = HOLD_LIMITS[name]
+        b.limit(name, users=users, projects=projects, slots=50)
+    for i, (job_id, user, project) in enumerate(jobs):
+        b.job(job_id, 1, user=user, project=project, queue="q", submit_time=i)
+    return b.build()
+
+
+@pytest.mark.parametrize(("limits", "jobs", "fates", "held"), list(HOLDS.values()), ids=list(HOLDS))
+def test_strict_holds_only_behind_jobs_waiting_for_resources(
+    limits: list[str], jobs: list[tuple[str, str, str]], fates: list[str], held: list[str | None]
+) -> None:
+    """issue 9 (table): the strict cursor's ``blocked_by`` per pick, given the decisions
+    fed back; ``blocks_rest`` turns True once the queue has a head, never before."""
+    state = hold_state(limits, jobs)
+    cursor = builtin("strict").start(state.queues["q"], state.jobs, state)
+    got: list[str | None] = []
+    headed = False
+    for fate in fates:
+        assert getattr(cursor, "blocks_rest", False) is headed
+        pick = cursor.pop()
+        assert pick is not None
+        got.append(pick.blocked_by)
+        if pick.blocked_by is not None:
+            fate = BLOCKED
+        cursor.feedback(pick, hold_decision(pick.job, fate))
+        headed = headed or fate.split(":")[0] not in (RUN, BLOCKED, *NOT_HEADS)
+    assert got == held
+    assert cursor.pop() is None
+
+
+NOT_HEADS = ("LIMIT", "NEVER_RUNNABLE", "INVALID")
+
+
+def limit_session_state() -> ClusterState:
+    """8 slots, one strict queue; alice already holds the 2 slots limit alice2 allows."""
+    return (
+        ClusterBuilder()
+        .host("h0", slots=8)
+        .queue("q", picker="strict")
+        .limit("alice2", users=["alice"], slots=2)
+        .running("r0", on={"h0": 2}, user="alice", queue="q")
+        .job("a1", 1, user="alice", queue="q", submit_time=0)
+        .job("b1", 1, user="bob", queue="q", submit_time=1)
+        .job("a2", 1, user="alice", queue="q", submit_time=2)
+        .job("big", 100, user="bob", queue="q", submit_time=3)
+        .job("b2", 1, user="bob", queue="q", submit_time=4)
+        .build()
+    )
+
+
+@pytest.mark.parametrize("skip_blocked", [False, True], ids=["all", "skip blocked"])
+@pytest.mark.parametrize("threads", [False, True], ids=["sync", "threads"])
+def test_strict_in_a_session_a_limit_holds_only_its_own(threads: bool, skip_blocked: bool) -> None:
+    """issue 9, end to end: a1 waits on alice's limit; bob's b1 starts past it, alice's
+    a2 is held by a1; big waits for slots and holds the rest of the queue (b2). A
+    session that skips blocked picks still tries what follows a job held by a limit."""
+    state = limit_session_state()
+    result = Session(state).run(threads=threads, skip_blocked=skip_blocked)
+    got = outcomes(result.decisions)
+    expected = {"a1": "LIMIT", "b1": RUN, "a2": BLOCKED, "big": "NOT_ENOUGH_SLOTS", "b2": BLOCKED}
+    if skip_blocked:
+        del expected["b2"]  # nothing after the head is offered
+    assert got == expected
+    by_id = {d.job: d for d in result.decisions}
+    assert isinstance(by_id["a2"], Pending)
+    assert "job a1" in by_id["a2"].info.message

@@ -6,8 +6,11 @@ whose next job was submitted first). Builtins:
 
 - ``fcfs``: submit time, then arrival order; a job that cannot start is pended and the
   next one tried.
-- ``strict``: as fcfs, but the queue stops at its first job that cannot start (strict
-  FIFO, as Slurm's main scheduler): later jobs pend as ``QUEUE_BLOCKED``.
+- ``strict``: as fcfs, but a job that waits for resources holds its queue (strict FIFO,
+  as Slurm's main scheduler): every later job pends as ``QUEUE_BLOCKED``. A job that
+  waits on a limit (``LIMIT``) holds only the later jobs that limit applies to; a job
+  that can never run (``NEVER_RUNNABLE``) or is invalid (``INVALID``) holds nobody
+  (:class:`QueueHold` says who waits behind whom).
 - ``fairshare``: LSF-style user fairshare within the queue. A user's dynamic priority is
   ``share / (1 + slots)``, where ``share`` is the queue's ``shares[user]`` (else
   ``shares["default"]``, else 1) and ``slots`` the slots the user's jobs of this queue
@@ -26,8 +29,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
-from xce.alloc import Decision, Dispatched, Pending
-from xce.cluster import ClusterState, PendingJob, Queue
+from xce.alloc import Decision, Dispatched, Pending, PendReason
+from xce.cluster import ClusterState, Limit, PendingJob, Queue
 from xce.errors import InputError, RegistryError
 
 __all__ = [
@@ -37,9 +40,11 @@ __all__ = [
     "Pick",
     "PickerRegistry",
     "QueueCursor",
+    "QueueHold",
     "StrictPicker",
     "default_pickers",
     "fairshare_priority",
+    "holds_queue",
 ]
 
 PICKER_GROUP = "xce.pickers"
@@ -61,9 +66,10 @@ class QueueCursor(Protocol):
     - ``peek()`` returns the job the queue would offer next without taking it (None
       when the queue has no job left); it must not change the cursor.
     - ``pop()`` takes that job (the same one ``peek`` returned).
-    - ``blocks_rest`` (optional attribute, default False): True if, once a pick is
-      blocked, every later pick of this cursor is blocked too — then a session that only
-      acts on dispatches (the simulator) may stop asking this cursor.
+    - ``blocks_rest`` (optional attribute, default False): True when the next pick is
+      blocked and so is every later pick of this cursor (it may turn True as decisions
+      come in, never back) — then a session that only acts on dispatches (the simulator)
+      may stop asking this cursor.
     - ``feedback(pick, decision)`` reports the decision on a popped pick. It is called
       for every pick, before the next ``peek``/``pop`` of this cursor, when
       ``needs_feedback`` is True; otherwise it may be called later or not at all, and the
@@ -126,30 +132,119 @@ class FcfsPicker:
         return _ListCursor(jobs)
 
 
+_NOT_A_HEAD = frozenset(
+    {PendReason.LIMIT, PendReason.NEVER_RUNNABLE, PendReason.INVALID, PendReason.QUEUE_BLOCKED}
+)
+Consumer = tuple[str, str, str]  # (user, queue, project)
+
+
+def holds_queue(reason: PendReason) -> bool:
+    """True if a job tried and pending for ``reason`` holds the rest of its strict queue:
+    it waits for resources. ``LIMIT`` holds only some later jobs (:class:`QueueHold`);
+    ``NEVER_RUNNABLE``, ``INVALID`` and ``QUEUE_BLOCKED`` (not tried) hold nobody."""
+    return reason not in _NOT_A_HEAD
+
+
+class QueueHold:
+    """Who waits behind whom in a strict queue (issue 9), from the decisions on the jobs
+    tried so far, in the queue's order:
+
+    - a job pending for resources (any reason but those below) is the queue's *head*:
+      every later job waits behind it;
+    - a job pending ``LIMIT`` holds only the later jobs that one of the limits it waits
+      on (``PendInfo.limits``, matched by name in ``limits``) applies to
+      (:meth:`~xce.cluster.Limit.applies_to`); when the decision names none (or only
+      unknown ones), the later jobs of its own user, queue and project;
+    - a job pending ``NEVER_RUNNABLE`` or ``INVALID``, and a job that was not tried
+      (``QUEUE_BLOCKED``), holds nobody.
+
+    The strict picker's cursors use it; so does the simulator, which feeds one strict
+    session in batches and must carry the holds from one batch to the next.
+    """
+
+    __slots__ = ("_by_consumer", "_by_limit", "_limits", "_memo", "_tried", "head")
+
+    def __init__(self, limits: Sequence[Limit] = ()) -> None:
+        self.head: str | None = None
+        self._limits: dict[str, list[Limit]] = {}
+        for lim in limits:
+            self._limits.setdefault(lim.name, []).append(lim)
+        self._by_limit: dict[Limit, tuple[int, str]] = {}  # limit -> (rank, first job held)
+        self._by_consumer: dict[Consumer, tuple[int, str]] = {}
+        self._memo: dict[Consumer, str | None] = {}
+        self._tried = 0  # LIMIT decisions recorded: the rank of the next one
+
+    def blocker(self, job: PendingJob) -> str | None:
+        """The job ``job`` must wait behind (it then pends ``QUEUE_BLOCKED``), or None."""
+        if self.head is not None:
+            return self.head
+        if not self._by_limit and not self._by_consumer:
+            return None
+        consumer = (job.user, job.queue, job.project)
+        if consumer in self._memo:
+            return self._memo[consumer]
+        found = self._by_consumer.get(consumer)
+        for lim, held in self._by_limit.items():
+            if (found is None or held < found) and lim.applies_to(*consumer):
+                found = held
+        by = self._memo[consumer] = found[1] if found is not None else None
+        return by
+
+    def record(self, job: PendingJob, decision: Decision) -> None:
+        """Note the decision on ``job``, tried after every job recorded so far."""
+        if self.head is not None or not isinstance(decision, Pending):
+            return
+        reason = decision.info.reason
+        if holds_queue(reason):
+            self.head = job.id
+            return
+        if reason is not PendReason.LIMIT:
+            return
+        rank = (self._tried, job.id)
+        self._tried += 1
+        known = True
+        for name in decision.info.limits:
+            found = self._limits.get(name)
+            known = known and found is not None
+            for lim in found or ():
+                self._by_limit.setdefault(lim, rank)
+        if not decision.info.limits or not known:
+            self._by_consumer.setdefault((job.user, job.queue, job.project), rank)
+        self._memo.clear()
+
+
 class _StrictCursor(_ListCursor):
     needs_feedback = True
-    blocks_rest = True
 
-    def __init__(self, jobs: Sequence[PendingJob]) -> None:
+    def __init__(self, jobs: Sequence[PendingJob], limits: Sequence[Limit]) -> None:
         super().__init__(jobs)
-        self._head: str | None = None
+        self._hold = QueueHold(limits)
+
+    @property
+    def blocks_rest(self) -> bool:
+        """Once the queue has a head, every later pick is blocked."""
+        return self._hold.head is not None
 
     def peek(self) -> Pick | None:
         pick = super().peek()
-        return Pick(pick.job, self._head) if pick is not None and self._head else pick
+        if pick is None:
+            return None
+        by = self._hold.blocker(pick.job)
+        return Pick(pick.job, by) if by is not None else pick
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
-        if self._head is None and isinstance(decision, Pending):
-            self._head = pick.job.id
+        if pick.blocked_by is None:
+            self._hold.record(pick.job, decision)
 
 
 class StrictPicker:
-    """Strict FIFO per queue: the queue stops at its first job that cannot start."""
+    """Strict FIFO per queue: a job waiting for resources holds the rest of its queue; a
+    job waiting on a limit holds the later jobs that limit applies to (:class:`QueueHold`)."""
 
     name = "strict"
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
-        return _StrictCursor(jobs)
+        return _StrictCursor(jobs, state.limits)
 
 
 def fairshare_priority(share: float, slots: float) -> float:

@@ -7,17 +7,23 @@ session's time and finish after their runtime (or their requested time, with
 ``enforce_walltime``). The same inputs give the same schedule, always.
 
 **Exact session shortcuts** (``incremental``, on by default; used only when every queue
-uses the builtin ``fcfs`` or ``strict`` picker): availability only falls between two
-sessions with no finish in between, so a job that pended in the last session pends
-again. Such a session tries only the jobs submitted since (under ``strict``, only those
-of queues with no job waiting), plus pending jobs whose select could turn true as
-resources fall. Under ``strict``, a session stops trying a queue at its first job that
-cannot start. Tests check the schedule is identical with ``incremental=False``.
+uses the builtin ``fcfs`` or ``strict`` picker): availability only falls, and limit usage
+only rises, between two sessions with no finish in between, so a job that pended in the
+last session pends again. Such a session tries only the jobs submitted since (under
+``strict``, not those of a *settled* queue: one whose first pending job waits for
+resources and is subject to no limit, so it holds the queue again), plus pending jobs
+whose select could turn true as resources fall; a strict queue that is not settled (its
+first pending job waits on a limit, or is subject to one: its reason may change) is
+tried whole whenever anything is tried or the last session started a job. Under
+``strict``, a session stops trying a queue at its head. Tests check the schedule is
+identical with ``incremental=False``.
 
-**Never silently wrong**: a job that cannot run even on the empty cluster is reported as
-unrunnable, not looped over; :func:`verify` checks at the end that every job ended
-exactly once or was reported, and that no host's slots were ever over-allocated; a
-violation is an :class:`~xce.errors.InternalError`.
+**Never silently wrong**: a job that no state of the cluster could ever run is reported
+as unrunnable (:meth:`Simulation._triage`), not looped over; a job still pending when
+nothing is left to happen is reported as never started, with its last pend reason;
+:func:`verify` checks at the end that every job ended exactly once or was reported, and
+that no host's slots were ever over-allocated; a violation is an
+:class:`~xce.errors.InternalError`.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from xce.alloc import Allocator, AllocOptions, Decision, Dispatched, Pending
+from xce.alloc import Allocator, AllocOptions, Decision, Dispatched, Pending, PendReason
 from xce.cluster import SLOTS, ClusterState, PendingJob
 from xce.core import (
     JobFinished,
@@ -43,6 +49,7 @@ from xce.core import (
     SessionStats,
     job_request,
 )
+from xce.core.pickers import QueueHold, holds_queue
 from xce.errors import EventError, InputError, InternalError
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
@@ -133,7 +140,15 @@ class Simulation:
         self._jobs = {j.id: j for j in self.jobs}
         self._new: list[PendingJob] = []
         self._freed = True
+        # strict queues with pending jobs (after each session): settled ones, whose first
+        # pending job holds the queue until something is freed, and the others
         self._blocked: set[str] = set()
+        self._unsettled: set[str] = set()
+        self._first: dict[str, bool] = {}  # this session: strict queue -> its first pend settles it
+        self._dirty = False  # the last session started a job
+        self._queued: dict[str, dict[str, PendingJob]] = {}  # pending jobs by queue, in order
+        self._limits = empty.limits
+        self._limited_memo: dict[tuple[str, str, str], bool] = {}
         self._volatile: set[str] = set()
         self._session_queued = False
         self._last_grid = -math.inf  # the multiple of the interval last given a session
@@ -182,16 +197,17 @@ class Simulation:
             session_due = self._take_events(now) or interval is None or on_grid
             if on_grid and self.core.pending_count:
                 self._last_grid = now  # one session per multiple of the interval
-            if session_due and self.core.pending_count:
+            ran = session_due and self.core.pending_count > 0
+            if ran:
                 self._session(now)
-            self._queue_session(now)
+            if not (ran and not self._heap):  # else nothing can change any more
+                self._queue_session(now)
             timeline.add(now, self._busy, self.core.pending_count)
             steps += 1
             if self.progress is not None and steps % 2048 == 0:
                 self.progress(self._ended, now)
-        if self.core.state.jobs:
-            stuck = ", ".join(j.id for j in list(self.core.state.jobs)[:5])
-            raise InternalError(f"the simulation ended with jobs still pending: {stuck}")
+        if self.core.pending_count:
+            self._never_started()
         self.stats.wall_seconds = time.perf_counter() - start
         if self.progress is not None:
             self.progress(self._ended, timeline.times[-1] if timeline.times else 0.0)
@@ -202,6 +218,34 @@ class Simulation:
         hosts = self.core.state.hosts
         capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
         return SimResult(records, timeline, self.stats, total, capacity, base, hosts.names)
+
+    def _never_started(self) -> None:
+        """Nothing is left to happen (no finish, no submission, and with an interval the
+        last session changed nothing), yet jobs pend: they never start. A volatile-select
+        job the triage let through can be one (its select can turn true, but something
+        else keeps it out for ever), and so are the jobs it holds behind it under strict.
+        Each is reported with the reason a full session gives now. A job started but never
+        ended, or a full session that would start a job, is a bug."""
+        core = self.core
+        stuck = ", ".join(j.id for j in list(core.pending_jobs())[:5])
+        if self._started:
+            lost = ", ".join(list(self._started)[:5])
+            raise InternalError(
+                f"the simulation ended with jobs still pending: {stuck} "
+                f"(and jobs that started but never ended: {lost})"
+            )
+        result = core.run_session()
+        if result.dispatched:
+            raise InternalError(
+                f"the simulation ended with jobs still pending: {stuck}; "
+                f"a full session starts {result.dispatched[0].job}"
+            )
+        for decision in result.pending:
+            job = self._jobs[decision.job]
+            info = decision.info
+            why = f"never started: pending when the run ended ({info.reason.value}: {info.message})"
+            self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
+            self._ended += 1
 
     def _push(self, at: float, kind: int, job_id: str) -> None:
         heapq.heappush(self._heap, (at, kind, self._seq, job_id))
@@ -258,13 +302,23 @@ class Simulation:
         numbered = core.pending(job.id)
         assert numbered is not None
         self._new.append(numbered)  # with its arrival number: sessions order by it
+        self._queued.setdefault(job.queue, {})[job.id] = numbered
         self._queues_seen.add(job.queue)
         if volatile:
             self._volatile.add(job.id)
 
     def _triage(self, job: PendingJob) -> tuple[str | None, bool]:
-        """Why ``job`` cannot run even on the empty cluster (None: it can), and whether
-        its select can turn true as resources fall (it is then retried every session)."""
+        """Why no state of the cluster could ever run ``job`` (None: some state could),
+        and whether its select can turn true as resources fall (it is then retried every
+        session).
+
+        The probe is the cluster with only the work that never ends running: the most it
+        can ever offer. A job pending there is unrunnable if none of its primaries has a
+        *volatile* select (one that can turn true as resources fall, like
+        ``select[mem<500]``: false on the probe, true later), or if the allocator says it
+        is ``NEVER_RUNNABLE`` (it can run on no state, volatile selects aside). Any
+        other volatile job is let in: if it never starts, the end of the run reports
+        it (:meth:`_never_started`)."""
         key: tuple[object, ...] = (job.resreq, job.min_tasks, job.max_tasks, job.tasks_given)
         if self._probe.state.limits:
             key += (job.user, job.queue, job.project)
@@ -273,9 +327,13 @@ class Simulation:
             request = job_request(job, self.core.catalog)
             self._probe.begin_session()
             decision = self._probe.decide(request)
-            why = decision.info.message if isinstance(decision, Pending) else None
             alternatives = request.requirement.alternatives
             volatile = not all(p.cacheable for alt in alternatives for p in alt)
+            why = None
+            if isinstance(decision, Pending) and (
+                not volatile or decision.info.reason is PendReason.NEVER_RUNNABLE
+            ):
+                why = decision.info.message
             known = self._never[key] = (why, volatile)
         return known
 
@@ -319,8 +377,9 @@ class Simulation:
     def _session(self, now: float) -> None:
         core = self.core
         incremental = self._incremental()
+        tried: set[str] | None = None  # strict queues tried whole (None: every one)
         if incremental and not self._freed:
-            jobs = self._candidates()
+            jobs, tried = self._candidates()
             if not jobs:
                 self._new.clear()
                 return
@@ -334,23 +393,60 @@ class Simulation:
             free = self._total - self._busy
             jobs = [j for j in core.pending_jobs() if self._fewest_tasks(j) <= free]
             result = core.run_session(jobs=jobs)
-            self._blocked.clear()
         else:
             result = core.run_session(skip_blocked=incremental)
-            self._blocked.clear()
         self._new.clear()
         self._freed = False
+        self._dirty = False
         self._count(result.stats)
         self._apply(result.decisions, now)
+        self._settle(tried)
 
     def _apply(self, decisions: Sequence[Decision], now: float) -> None:
+        """Start the dispatched jobs; note each strict queue's first pending decision."""
+        first = self._first
         for decision in decisions:
             if isinstance(decision, Dispatched):
                 self._start(decision, now)
                 continue
             queue = self._jobs[decision.job].queue
-            if self._picker(queue) == "strict":
-                self._blocked.add(queue)
+            if queue not in first and self._picker(queue) == "strict":
+                first[queue] = self._settles(decision)
+
+    def _settles(self, decision: Pending) -> bool:
+        """Whether a strict queue whose first pending job got ``decision`` is settled: the
+        job waits for resources (it holds the queue) and no limit applies to it, so until
+        something is freed it pends again, for resources again (a limit's usage only
+        rises: a job subject to one may turn to pend ``LIMIT``, and hold less)."""
+        if not holds_queue(decision.info.reason):
+            return False
+        job = self.core.pending(decision.job)
+        return job is not None and not self._limited(job)
+
+    def _settle(self, tried: set[str] | None) -> None:
+        """After a session: the strict queues it tried (``None``: all) are settled or not
+        by their first pending decision; a tried queue without one has no job waiting."""
+        first = self._first
+        if tried is None:
+            self._blocked.clear()
+            self._unsettled.clear()
+        else:
+            self._blocked -= tried
+            self._unsettled -= tried
+        for queue, settled in first.items():
+            (self._blocked if settled else self._unsettled).add(queue)
+        first.clear()
+
+    def _limited(self, job: PendingJob) -> bool:
+        """Whether some limit applies to ``job`` (only then can it pend ``LIMIT``)."""
+        if not self._limits:
+            return False
+        consumer = (job.user, job.queue, job.project)
+        limited = self._limited_memo.get(consumer)
+        if limited is None:
+            limited = any(lim.applies_to(*consumer) for lim in self._limits)
+            self._limited_memo[consumer] = limited
+        return limited
 
     def _strict_one_level(self) -> bool:
         """Every queue strict, all of one priority: arrival order is the pick order."""
@@ -365,47 +461,76 @@ class Simulation:
 
     def _strict_in_batches(self, now: float) -> None:
         """A full strict session, fed in arrival order a batch at a time: each queue
-        stops at its first job that cannot start, so most of a long backlog is never
-        looked at. Exact: every job of a batch comes before every job of the next in
-        pick order, and a batch's dispatches are started before the next batch, as the
-        session's books would have charged them.
+        stops at its head, so most of a long backlog is never looked at. Exact: every
+        job of a batch comes before every job of the next in pick order, and a batch's
+        dispatches are started before the next batch, as the session's books would have
+        charged them; what a batch's cursors learnt of who holds whom (a head, jobs
+        waiting on limits: :class:`~xce.core.pickers.QueueHold`) is carried to the next
+        batches, whose jobs held that way are not tried (they would pend
+        ``QUEUE_BLOCKED``).
 
-        A job cannot start if it wants more tasks than the cluster's free slots less the
-        fewest tasks of the jobs before it in its queue's part of the batch (free slots
-        only fall within a session, a task takes a slot, and under strict the job is
-        reached only if all of those started): it would pend, and strict stops its
-        queue there, so the queue is marked blocked at once and the job is not tried."""
+        A job subject to no limit cannot start if it wants more tasks than the cluster's
+        free slots less the fewest tasks of the jobs before it in its queue's part of the
+        batch that are subject to no limit either (free slots only fall within a session,
+        a task takes a slot, and the job is reached only if all of those started: such a
+        job that pends holds its queue; one subject to a limit may pend ``LIMIT``
+        and hold nothing). It would pend, for resources, and become its queue's head: the
+        queue is marked so at once and the job is not tried."""
         core = self.core
-        self._blocked.clear()
         self._new.clear()
         self._freed = False
+        self._dirty = False
+        holds: dict[str, QueueHold] = {}
+        headed: set[str] = set()  # queues with a head: nothing more of them is tried
+        tried: set[str] = set()  # jobs tried in an earlier batch (those pending stay so)
         first = True
         while True:
             free = self._total - self._busy
             ahead: dict[str, int] = {}  # per queue: fewest tasks of its jobs in the batch
             batch: list[PendingJob] = []
+            heads: list[PendingJob] = []  # known to pend for resources without a try
             for job in core.pending_jobs():
-                if job.queue in self._blocked:
+                queue = job.queue
+                if queue in headed or job.id in tried:
                     continue
+                hold = holds.get(queue)
+                if hold is not None and hold.blocker(job) is not None:
+                    continue  # waits behind a job held by a limit
                 fewest = self._fewest_tasks(job)
-                before = ahead.get(job.queue, 0)
-                if fewest > free - before:
-                    self._blocked.add(job.queue)
-                    if self._blocked >= self._queues_seen:
+                limited = self._limited(job)
+                before = ahead.get(queue, 0)
+                if not limited and fewest > free - before:
+                    headed.add(queue)
+                    heads.append(job)
+                    if headed >= self._queues_seen:
                         break
                     continue
-                ahead[job.queue] = before + fewest
+                if not limited:
+                    ahead[queue] = before + fewest
                 batch.append(job)
                 if len(batch) == _BATCH:
                     break
-            if not batch:
-                return
-            result = core.run_session(jobs=batch, skip_blocked=True)
-            self._count(result.stats, session=first)
-            first = False
-            self._apply(result.decisions, now)
-            if len(batch) < _BATCH or self._blocked >= self._queues_seen:
-                return
+            if batch:
+                result = core.run_session(jobs=batch, skip_blocked=True)
+                self._count(result.stats, session=first)
+                first = False
+                self._apply(result.decisions, now)
+                tried.update(j.id for j in batch)
+                for decision in result.decisions:
+                    waiting = core.pending(decision.job)
+                    if waiting is None or not isinstance(decision, Pending):
+                        continue
+                    hold = holds.get(waiting.queue)
+                    if hold is None:
+                        hold = holds[waiting.queue] = QueueHold(self._limits)
+                    hold.record(waiting, decision)
+                    if hold.head is not None:
+                        headed.add(waiting.queue)
+            for job in heads:  # each comes after its queue's jobs of the batch
+                self._first.setdefault(job.queue, True)
+            if len(batch) < _BATCH or headed >= self._queues_seen:
+                break
+        self._settle(None)
 
     def _fewest_tasks(self, job: PendingJob) -> int:
         """The fewest tasks any alternative of ``job`` needs."""
@@ -416,31 +541,42 @@ class Simulation:
             self._fewest[job.id] = fewest
         return fewest
 
-    def _candidates(self) -> list[PendingJob]:
-        """Who can possibly start when nothing was freed since the last session: the new
-        jobs (under strict, of queues with no job waiting) and volatile-select jobs. A
-        volatile job in a blocked strict queue can start only after the jobs ahead of it:
-        that queue is tried whole, in order (its head may be volatile too)."""
+    def _candidates(self) -> tuple[list[PendingJob], set[str]]:
+        """Who can possibly start when nothing was freed since the last session, and the
+        strict queues they make up whole: the new jobs (under strict, not those of a
+        settled queue) and volatile-select jobs. A strict queue with a job waiting is
+        tried whole, in order, when it holds a new or volatile job (a volatile job can
+        start only after the jobs ahead of it; its head may be volatile too), and every
+        unsettled queue is, whenever anything is tried or the last session started a job
+        (who holds whom in it may have changed)."""
         core = self.core
-        jobs = [
-            j
-            for j in self._new
-            if j.queue not in self._blocked or self._picker(j.queue) != "strict"
-        ]
-        chosen = {j.id for j in jobs}
-        whole: set[str] = set()  # blocked strict queues holding a volatile job
-        for job_id in sorted(self._volatile):
-            job = core.pending(job_id)
-            if job is None or job_id in chosen:
+        blocked, unsettled = self._blocked, self._unsettled
+        jobs: list[PendingJob] = []
+        whole: set[str] = set()
+        for job in self._new:
+            queue = job.queue
+            if (queue in blocked or queue in unsettled) and self._picker(queue) == "strict":
+                if queue in unsettled:
+                    whole.add(queue)
                 continue
-            if job.queue in self._blocked and self._picker(job.queue) == "strict":
-                whole.add(job.queue)
+            jobs.append(job)
+        chosen = {j.id for j in jobs}
+        for job_id in sorted(self._volatile):
+            pending = core.pending(job_id)
+            if pending is None or job_id in chosen:
+                continue
+            queue = pending.queue
+            if (queue in blocked or queue in unsettled) and self._picker(queue) == "strict":
+                whole.add(queue)
             else:
-                jobs.append(job)
+                jobs.append(pending)
                 chosen.add(job_id)
-        if whole:
-            jobs += [j for j in core.pending_jobs() if j.queue in whole and j.id not in chosen]
-        return jobs
+        if unsettled and (jobs or whole or self._dirty):
+            whole |= unsettled
+        for queue in sorted(whole):
+            jobs += [j for j in self._queued.get(queue, {}).values() if j.id not in chosen]
+        tried = {j.queue for j in jobs if self._picker(j.queue) == "strict"}
+        return jobs, tried
 
     def _count(self, s: SessionStats, *, session: bool = True) -> None:
         st = self.stats
@@ -458,6 +594,11 @@ class Simulation:
         except EventError as err:  # a session decision that does not fit is a bug
             raise InternalError(str(err)) from err
         self._volatile.discard(job.id)
+        queued = self._queued[job.queue]
+        del queued[job.id]
+        if not queued:
+            del self._queued[job.queue]
+        self._dirty = True
         self._busy += decision.allocation.slots
         duration = job.runtime
         killed = False
