@@ -269,3 +269,47 @@ def test_table_output_shows_the_stats_line(tmp_path: Path, state: str, picker: s
         assert int(match[key]) == s[key], key
     shown = dict(r.rsplit(" ", 1) for r in (match["reasons"] or "").split(", ") if r)
     assert {k: int(v) for k, v in shown.items()} == s["pending_by_reason"]
+
+
+# -- issue 9: --lenient with the pickers and threads ------------------------------------------
+
+
+def lenient_state(tmp_path: Path) -> Path:
+    """Strict queue ``q``: its first entry is malformed (tasks 0), then q1 and q2 fit."""
+    doc = (
+        ClusterBuilder()
+        .host("h0", slots=2)
+        .queue("q", priority=10)
+        .job("bad", queue="q", submit_time=0)
+        .job("q1", 1, queue="q", submit_time=1)
+        .job("q2", 1, queue="q", submit_time=2)
+        .job("o1", 4, queue="other", submit_time=0)
+        .to_dict()
+    )
+    doc["jobs"][0]["tasks"] = 0
+    path = tmp_path / "lenient.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("picker", PICKERS)
+def test_lenient_invalid_entry_never_reaches_the_picker(tmp_path: Path, picker: str) -> None:
+    """issue 9: an invalid entry is left out of the session, so it heads no queue (a
+    strict queue is not blocked by it); it pends INVALID before the session's decisions."""
+    path = lenient_state(tmp_path)
+    assert schedule(path, "--json", "--picker", picker).exit_code == 2
+    info = schedule_json(path, "--lenient", "--picker", picker)
+    assert [d["job"] for d in info["dispatched"]] == ["q1", "q2"]
+    first = info["pending"][0]
+    assert (first["job"], first["reason"]) == ("bad", "INVALID")
+    assert reasons(info)["o1"] == "NOT_ENOUGH_SLOTS"
+    assert info["stats"]["pending_by_reason"]["INVALID"] == 1
+
+
+@pytest.mark.parametrize("picker", PICKERS)
+def test_lenient_threads_give_the_same_decisions(tmp_path: Path, picker: str) -> None:
+    """issue 9: ``--lenient`` with ``--threads``: the same decisions as one thread."""
+    path = lenient_state(tmp_path)
+    one = schedule_json(path, "--lenient", "--picker", picker)
+    two = schedule_json(path, "--lenient", "--picker", picker, "--threads")
+    assert decisions_only(two) == decisions_only(one)

@@ -1,18 +1,35 @@
-"""``xce schedule``: one scheduling session on a state file — where jobs land, why others wait."""
+"""``xce schedule``: one scheduling session on a state file — where jobs land, why others wait.
+
+``--job ID`` explains one job in detail; ``--lenient`` lets a malformed job entry pend
+``INVALID`` instead of failing the whole file. Everything a state file names (job ids,
+host names, messages) is printed through Rich escaped, so it is never read as markup.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import json
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from xce.alloc import Dispatched, Pending
-from xce.cluster import ClusterState, load_state
+from xce.alloc import Decision, Dispatched, PendInfo, Pending, PendReason
+from xce.cli.resreq_cmd import _render as _render_requirement
+from xce.cli.resreq_cmd import describe
+from xce.cluster import ClusterState, Limit, PendingJob, load_state
+from xce.cluster.load import InvalidJob
 from xce.core import JobStarted, SchedulerCore, SessionResult, write_state
+from xce.errors import InputError
+from xce.resreq import requirement_for_job
 
 
 def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
@@ -37,13 +54,17 @@ def _summed(amounts: tuple[tuple[str, float], ...]) -> dict[str, float]:
 
 
 def _pending(p: Pending) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "job": p.job,
         "reason": p.info.reason.value,
         "message": p.info.message,
         "cached": p.cached,
         "hosts": dict(p.info.hosts),
+        "examples": {k: list(v) for k, v in p.info.examples.items()},
     }
+    if p.info.limits:
+        entry["limits"] = list(p.info.limits)
+    return entry
 
 
 def decisions_json(result: SessionResult, state: ClusterState) -> dict[str, Any]:
@@ -69,13 +90,62 @@ def decisions_json(result: SessionResult, state: ClusterState) -> dict[str, Any]
     }
 
 
+def invalid_decision(job: InvalidJob) -> Pending:
+    """The decision of a job entry a lenient load left out: it pends INVALID."""
+    return Pending(job.id, PendInfo(PendReason.INVALID, job.message))
+
+
+def with_invalid(result: SessionResult, invalid: Sequence[InvalidJob]) -> SessionResult:
+    """``result`` with the invalid jobs' INVALID decisions put first, in file order (they
+    never reached the picker), and counted in the stats as pending jobs."""
+    if not invalid:
+        return result
+    extra = tuple(invalid_decision(j) for j in invalid)
+    s = result.stats
+    by_reason = Counter(s.pending_by_reason)
+    by_reason[PendReason.INVALID.value] += len(extra)
+    stats = dataclasses.replace(
+        s,
+        jobs=s.jobs + len(extra),
+        pending=s.pending + len(extra),
+        pending_by_reason=MappingProxyType(dict(sorted(by_reason.items()))),
+    )
+    return SessionResult(extra + result.decisions, stats)
+
+
+# -- the tables ---------------------------------------------------------------------------
+
+
+def _amounts_text(amounts: Mapping[str, float]) -> str:
+    return " ".join(f"{escape(k)}={v:g}" for k, v in amounts.items())
+
+
+def _examples(names: Sequence[str], count: int) -> str:
+    """``h1, h2, …``: the example hosts (escaped), ``…`` when there are more."""
+    if not names:
+        return ""
+    return ", ".join(escape(h) for h in names) + (", …" if count > len(names) else "")
+
+
+def _breakdown(p: dict[str, Any]) -> str:
+    """``SELECT: 7 (h1, h2, h3, …)`` per host-level reason, then the limits waited on."""
+    parts = []
+    for reason, count in p["hosts"].items():
+        shown = _examples(p["examples"].get(reason, []), count)
+        parts.append(f"{reason}: {count}" + (f" ({shown})" if shown else ""))
+    text = ", ".join(parts) or "-"
+    if p.get("limits"):
+        text += "\nlimits: " + ", ".join(escape(n) for n in p["limits"])
+    return text
+
+
 def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
     table = Table(title=f"Dispatched ({len(info['dispatched'])})", title_justify="left")
     for col in ("job", "hosts (slots, term)", "resources", "shared"):
         table.add_column(col)
     for d in info["dispatched"]:
         hosts = ", ".join(
-            f"{a['host']}:{a['slots']}" + (f" t{a['term']}" if a["term"] else "")
+            f"{escape(a['host'])}:{a['slots']}" + (f" t{a['term']}" if a["term"] else "")
             for a in d["allocation"]
         )
         res: dict[str, float] = {}
@@ -83,12 +153,7 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             for k, v in a["resources"].items():
                 res[k] = res.get(k, 0.0) + v
         alt = "" if d["alternative"] is None else f" (alt {d['alternative']})"
-        table.add_row(
-            d["job"] + alt,
-            hosts,
-            " ".join(f"{k}={v:g}" for k, v in res.items()),
-            " ".join(f"{k}={v:g}" for k, v in d["shared"].items()),
-        )
+        table.add_row(escape(d["job"]) + alt, hosts, _amounts_text(res), _amounts_text(d["shared"]))
     console.print(table)
     table = Table(title=f"Pending ({len(info['pending'])})", title_justify="left")
     for col in ("job", "reason", "why"):
@@ -96,9 +161,13 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
     if explain:
         table.add_column("hosts by reason")
     for p in info["pending"]:
-        row = [p["job"], p["reason"] + (" (cached)" if p["cached"] else ""), p["message"]]
+        row = [
+            escape(p["job"]),
+            p["reason"] + (" (cached)" if p["cached"] else ""),
+            escape(p["message"]),
+        ]
         if explain:
-            row.append(", ".join(f"{k}: {v}" for k, v in p["hosts"].items()) or "-")
+            row.append(_breakdown(p))
         table.add_row(*row)
     console.print(table)
     s = info["stats"]
@@ -112,6 +181,211 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
     )
 
 
+# -- one job: --job ID --------------------------------------------------------------------
+
+
+def find_job(
+    job_id: str, state: ClusterState, invalid: Sequence[InvalidJob], source: str
+) -> PendingJob | InvalidJob:
+    """The pending job entry with this id, the first in file order; InputError (exit 2)
+    naming the file, the id and close matches when there is none."""
+    entries: list[PendingJob | InvalidJob] = sorted([*state.jobs, *invalid], key=lambda j: j.order)
+    for entry in entries:
+        if entry.id == job_id:
+            return entry
+    shown = json.dumps(job_id, ensure_ascii=False)
+    running = next((i for i, r in enumerate(state.running) if r.id == job_id), None)
+    if running is not None:
+        raise InputError(
+            f"job {shown} is running work (running[{running}]), not a pending job", source=source
+        )
+    ids = list(dict.fromkeys(e.id for e in entries))
+    close = difflib.get_close_matches(job_id, ids, n=5, cutoff=0.6)
+    if close:
+        hint = "; close matches: " + ", ".join(json.dumps(c, ensure_ascii=False) for c in close)
+    else:
+        hint = f" ({len(ids)} pending job{'s' if len(ids) != 1 else ''})"
+    raise InputError(f"no pending job {shown}{hint}", source=source)
+
+
+def _limit(lim: Limit) -> dict[str, Any]:
+    return {
+        "name": lim.name,
+        "users": None if lim.users is None else list(lim.users),
+        "queues": None if lim.queues is None else list(lim.queues),
+        "projects": None if lim.projects is None else list(lim.projects),
+        "per_host": lim.per_host,
+        "slots": lim.slots,
+        "jobs": lim.jobs,
+        "resources": dict(lim.resources),
+    }
+
+
+def _identity(job: PendingJob | InvalidJob, state: ClusterState) -> dict[str, Any]:
+    """Who the job is; for an invalid entry, the fields as written (where readable)."""
+    if isinstance(job, PendingJob):
+        fields: dict[str, Any] = {
+            "user": job.user,
+            "queue": job.queue,
+            "project": job.project,
+            "tasks": {"min": job.min_tasks, "max": job.max_tasks, "given": job.tasks_given},
+            "submit_time": job.submit_time,
+            "runtime": job.runtime,
+            "requested_time": job.requested_time,
+        }
+    else:
+        entry = job.entry or {}
+        fields = {k: v for k, v in entry.items() if k not in ("id", "resreq")}
+    queue = fields.get("queue", "normal")
+    if isinstance(queue, str):
+        fields["queue_priority"] = state.queue_priority(queue)
+    return fields
+
+
+def _error(err: InputError) -> dict[str, Any]:
+    return {
+        "message": err.message,
+        "file": err.source,
+        "line": err.line,
+        "column": err.column,
+        "path": err.path,
+        "text": err.text,
+    }
+
+
+def explain_job(
+    job: PendingJob | InvalidJob,
+    decisions: Sequence[Decision],
+    state: ClusterState,
+    source: str,
+) -> dict[str, Any]:
+    """The ``--job`` JSON: identity, requirement, decision, host breakdown, limits.
+
+    ``decisions`` are the session's, in picker order: ``pick`` is the job's position
+    among them (from 1; None for an invalid entry, which never reached the picker).
+    """
+    out: dict[str, Any] = {"job": job.id, "entry": f"jobs[{job.order}]", "file": source}
+    out["identity"] = _identity(job, state)
+    if isinstance(job, InvalidJob):
+        raw = job.entry.get("resreq") if job.entry is not None else None
+        out["resreq"] = raw if isinstance(raw, str) else None
+        out["requirement"] = None
+        decision: Decision = invalid_decision(job)
+        pick = None
+    else:
+        out["resreq"] = job.resreq
+        tasks = (job.min_tasks, job.max_tasks) if job.tasks_given else (None, None)
+        parsed = requirement_for_job(job.resreq, state.catalog, *tasks)
+        out["requirement"] = describe(parsed, validated_against=source)
+        pick, decision = next((i, d) for i, d in enumerate(decisions, 1) if d.job == job.id)
+    out["pick"] = pick
+    out["picks"] = len(decisions)
+    if isinstance(decision, Dispatched):
+        out["status"] = "dispatched"
+        out["decision"] = _dispatched(decision, state)
+        out["limits"] = []
+    else:
+        out["status"] = "pending"
+        out["decision"] = _pending(decision)
+        by_name = {lim.name: lim for lim in state.limits}
+        out["limits"] = [_limit(by_name[n]) for n in decision.info.limits if n in by_name]
+    if isinstance(job, InvalidJob):
+        out["error"] = _error(job.error)
+    return out
+
+
+def _render_job(info: dict[str, Any], console: Console) -> None:
+    e = escape
+    console.print(f"[bold]job[/]          {e(info['job'])}  ({info['entry']} of {e(info['file'])})")
+    ident = info["identity"]
+    words = [f"{k} {e(str(ident[k]))}" for k in ("user", "queue", "project") if k in ident]
+    if "queue_priority" in ident:
+        words = [
+            w + (f" (priority {ident['queue_priority']})" if w.startswith("queue ") else "")
+            for w in words
+        ]
+    tasks = ident.get("tasks")
+    requirement = info["requirement"]
+    if isinstance(tasks, dict) and not tasks["given"] and requirement is not None:
+        words.append(f"tasks {requirement['alternatives'][0]['tasks']} (not given)")
+    elif isinstance(tasks, dict):
+        n = str(tasks["min"]) if tasks["min"] == tasks["max"] else f"{tasks['min']}..{tasks['max']}"
+        words.append(f"tasks {n}")
+    elif tasks is not None:
+        words.append(f"tasks {e(str(tasks))}")
+    known = {"user", "queue", "project", "tasks", "queue_priority"}
+    for key, value in ident.items():  # an invalid entry: every other key as written
+        if key not in known and value is not None:
+            words.append(f"{e(key.replace('_', ' '))} {e(json.dumps(value, ensure_ascii=False))}")
+    console.print("[bold]identity[/]     " + (", ".join(words) or "-"))
+    resreq = info["resreq"]
+    shown = "-" if resreq is None else json.dumps(resreq, ensure_ascii=False)
+    console.print(f"[bold]resreq[/]       {e(shown)}")
+    if info["requirement"] is not None:
+        _render_requirement(info["requirement"], console)
+    d = info["decision"]
+    where = (
+        f"pick {info['pick']} of {info['picks']}"
+        if info["pick"]
+        else "left out of the session: the entry is invalid"
+    )
+    if info["status"] == "dispatched":
+        alt = "" if d["alternative"] is None else f", alternative {d['alternative']}"
+        console.print(f"[bold green]dispatched[/]   ({where}{alt})")
+        table = Table(title="Allocation", title_justify="left")
+        for col in ("host", "slots", "term", "resources"):
+            table.add_column(col)
+        for a in d["allocation"]:
+            table.add_row(
+                e(a["host"]), str(a["slots"]), str(a["term"]), _amounts_text(a["resources"])
+            )
+        console.print(table)
+        if d["shared"]:
+            console.print(f"[bold]shared[/]       {_amounts_text(d['shared'])}")
+        return
+    cached = ", cached: the unsatisfiable cache answered" if d["cached"] else ""
+    console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cached})")
+    console.print(f"[bold]why[/]          {e(d['message'])}")
+    if "error" in info and info["error"]["text"] is not None and info["error"]["column"]:
+        err = info["error"]
+        console.print(f"  {e(err['text'])}\n  {' ' * (err['column'] - 1)}^", highlight=False)
+    if d["hosts"]:
+        table = Table(title="Hosts by reason", title_justify="left")
+        for col in ("reason", "hosts", "for example"):
+            table.add_column(col)
+        for reason, count in d["hosts"].items():
+            shown = d["examples"].get(reason, [])
+            more = ", …" if count > len(shown) else ""
+            table.add_row(
+                reason, str(count), ", ".join(e(h) for h in shown) + more if shown else ""
+            )
+        console.print(table)
+    if info["limits"]:
+        table = Table(title="Limits it waits on", title_justify="left")
+        for col in ("limit", "consumers", "scope", "slots", "jobs", "resources"):
+            table.add_column(col)
+        for lim in info["limits"]:
+            consumers = "; ".join(
+                f"{k} {', '.join(e(v) for v in lim[k])}"
+                for k in ("users", "queues", "projects")
+                if lim[k] is not None
+            )
+            table.add_row(
+                e(lim["name"]),
+                consumers or "everyone",
+                "per host" if lim["per_host"] else "in all",
+                "-" if lim["slots"] is None else str(lim["slots"]),
+                "-" if lim["jobs"] is None else str(lim["jobs"]),
+                _amounts_text(lim["resources"]) or "-",
+            )
+        console.print(table)
+    elif d.get("limits"):  # named by the engine but not (any more) in the state
+        console.print("[bold]limits[/]       " + ", ".join(e(n) for n in d["limits"]))
+
+
+# -- the command --------------------------------------------------------------------------
+
+
 def schedule(
     state_file: Annotated[
         Path, typer.Argument(metavar="STATE", help="A state file (.yaml, .yml or .json).")
@@ -121,6 +395,23 @@ def schedule(
     ] = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show per-host reasons for pending jobs.")
+    ] = False,
+    job: Annotated[
+        str | None,
+        typer.Option(
+            "--job",
+            metavar="ID",
+            help="Explain this job in detail: requirement, identity, where it landed or "
+            "why it waits, per host, and the limits it waits on.",
+        ),
+    ] = None,
+    lenient: Annotated[
+        bool,
+        typer.Option(
+            "--lenient",
+            help="A malformed job entry pends INVALID (with its error) instead of failing "
+            "the whole file.",
+        ),
     ] = False,
     picker: Annotated[
         str | None,
@@ -142,14 +433,35 @@ def schedule(
     ] = None,
 ) -> None:
     """Run one scheduling session: where every pending job lands, or why it waits."""
-    state = load_state(state_file)
+    invalid: tuple[InvalidJob, ...] = ()
+    if lenient:
+        state, invalid = load_state(state_file, lenient=True)
+    else:
+        state = load_state(state_file)
+    source = str(state_file)
+    wanted = find_job(job, state, invalid, source) if job is not None else None
     core = SchedulerCore(state, picker=picker)
-    result = core.run_session(threads=threads)
-    info = decisions_json(result, state)
+    session = core.run_session(threads=threads)
+    result = with_invalid(session, invalid)
     if snapshot is not None:
         core.apply(*(JobStarted(d.job, d.allocation) for d in result.dispatched))
         write_state(core.state, snapshot)
+        if invalid:
+            left = ", ".join(j.id for j in invalid)
+            print(
+                f"xce: note: the snapshot leaves out {len(invalid)} invalid job(s): {left}",
+                file=sys.stderr,
+            )
+    console = Console(highlight=False)
+    if wanted is not None:
+        detail = explain_job(wanted, session.decisions, state, source)
+        if as_json:
+            typer.echo(json.dumps(detail, indent=2))
+        else:
+            _render_job(detail, console)
+        return
+    info = decisions_json(result, state)
     if as_json:
         typer.echo(json.dumps(info, indent=2))
     else:
-        _render(info, explain, Console(highlight=False))
+        _render(info, explain, console)
