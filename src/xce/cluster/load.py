@@ -291,8 +291,10 @@ def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
     if faults or not clean:  # entries left out still claim their ids
         spec, orders = _check_jobs(spec, orders, faults, doc)
     state = build_state(spec, doc.source)
-    jobs = tuple(dataclasses.replace(j, order=orders[j.order]) for j in state.jobs)
-    state = dataclasses.replace(state, jobs=jobs)
+    jobs = state.jobs
+    if faults:  # entries were left out: the jobs keep their index in the file
+        jobs = tuple(dataclasses.replace(j, order=orders[j.order]) for j in jobs)
+        state = dataclasses.replace(state, jobs=jobs)
     _check_requirements(state, check if check is not None else _language_check(state), faults)
     if not faults:
         return LenientState(state, ())
