@@ -1,25 +1,34 @@
 """Hypothesis strategies for small random clusters and job mixes, shared by the suite.
 
 ``scenarios()`` draws a :class:`Scenario`: 1-12 hosts (1-8 slots, ``mem`` reserved per
-task on most, ``swp`` reserved per host on some, a ``type`` of 2-3 values, a ``fast``
-tag, some closed or unavailable), optionally a shared license ``lic``, limits and running
-work that fits, and 1-25 pending jobs mixing sequential, parallel, ``span``, ``same``,
-``order``, compound and alter requirements over a few users, queues and projects.
-Jobs are drawn from a small pool of templates, so identical jobs (same requirement and
-identity) recur and the unsatisfiable cache gets hits.
+task on most, ``swp`` reserved per host on some, ``scratch`` reserved *per job* on some,
+a ``type`` of 2-3 values, a ``fast`` tag, some closed or unavailable), optionally a
+shared license ``lic``, limits and running work that fits, and 1-25 pending jobs mixing
+sequential, parallel, ``span``, ``same``, ``order``, compound and alter requirements over
+a few users, queues and projects. Jobs are drawn from a small pool of templates, so
+identical jobs (same requirement and identity) recur and the unsatisfiable cache gets
+hits.
+
+By default (``extended=True``) the mix also reaches what exact resource arithmetic and
+the per-job fill plan are about (issue 9): fractional amounts (333.3, 0.1, 0.25, 2.5, ...)
+in capacities, running work, limits, licences and rusage; per-job ``rusage[scratch=...]``,
+alone and with ``order[]`` on a dynamic or static key; selects that can turn true as
+resources fall (``select[mem<500]``, ``select[!(mem>100)]``) and one that float drift
+breaks (``select[mem>=1000]``). ``extended=False`` draws only the original integer mix.
+``rusage[slots=...]`` is never drawn (a submission error).
 
 A scenario keeps what it drew (:class:`HostDraw`, ...) next to the built state, so tests
 can compute expectations independently of the engine: :func:`capacities` and
 :func:`running_use` give each host's capacities and what running work holds,
-:func:`host_facts` what a select sees of it, and :data:`SELECTS` an oracle predicate per
-select text the strategies use.
+:func:`host_facts` what a select sees of it (exactly, in :class:`~fractions.Fraction`),
+and :data:`SELECTS` an oracle predicate per select text the strategies use.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 from hypothesis import strategies as st
@@ -30,6 +39,7 @@ from xce.cluster import ClusterState
 __all__ = [
     "PROJECTS",
     "QUEUES",
+    "SCRATCH",
     "SELECTS",
     "TYPES",
     "USERS",
@@ -41,6 +51,7 @@ __all__ = [
     "Scenario",
     "capacities",
     "compound_texts",
+    "exact",
     "host_facts",
     "job_texts",
     "primary_texts",
@@ -55,23 +66,42 @@ USERS = ("alice", "bob", "carol")
 QUEUES = ("normal", "high")
 PROJECTS = ("p1", "p2")
 LICENSE = "lic"
+SCRATCH = "scratch"  # a consumable reserved once per job (on the job's first host)
+
+
+def exact(x: float) -> Fraction:
+    """The decimal a drawn amount was written as (333.3 is 3333/10, not its binary float)."""
+    return Fraction(str(x))
+
+
+def _float(x: Fraction) -> float | int:
+    return int(x) if x.denominator == 1 else float(x)
 
 
 @dataclass(frozen=True, slots=True)
 class HostFacts:
-    """What a select can see of a host at session start (free = capacity - running)."""
+    """What a select can see of a host at session start (free = capacity - running),
+    exactly; ``None`` when the host lacks ``mem``."""
 
     name: str
     type: str
     fast: bool
-    slots: float
-    mem: float  # NaN when the host has no mem
-    maxmem: float
+    slots: int
+    mem: Fraction | None
+    maxmem: Fraction | None
     ok: bool
 
 
-def _gt(x: float, y: float) -> bool:
-    return not math.isnan(x) and x > y
+def _ge(x: Fraction | None, y: float) -> bool:
+    return x is not None and x >= exact(y)
+
+
+def _gt(x: Fraction | None, y: float) -> bool:
+    return x is not None and x > exact(y)
+
+
+def _lt(x: Fraction | None, y: float) -> bool:
+    return x is not None and x < exact(y)
 
 
 SELECTS: dict[str, Callable[[HostFacts], bool]] = {
@@ -80,43 +110,148 @@ SELECTS: dict[str, Callable[[HostFacts], bool]] = {
     "select[type==B || fast]": lambda h: h.type == "B" or h.fast,
     "select[fast]": lambda h: h.fast,
     "select[!fast]": lambda h: not h.fast,
-    "select[mem>=2000]": lambda h: _gt(h.mem, 1999.5),
+    "select[mem>=2000]": lambda h: _ge(h.mem, 2000),
     "select[maxmem>4000]": lambda h: _gt(h.maxmem, 4000),
-    "select[slots<3]": lambda h: h.slots < 3,  # not monotone: never cached
+    "select[slots<3]": lambda h: h.slots < 3,  # can turn true: never cached
     "select[type!=C && slots>=2]": lambda h: h.type != "C" and h.slots >= 2,
+    # extended: float drift (4000 - 2000 - 3 x 333.3 - 0.1 must be exactly 1000) ...
+    "select[mem>=1000]": lambda h: _ge(h.mem, 1000),
+    # ... and selects that turn true as mem falls (never cached, no cursor)
+    "select[mem<500]": lambda h: _lt(h.mem, 500),
+    "select[!(mem>100)]": lambda h: not _gt(h.mem, 100),  # a host lacking mem: true
 }
 """Every select text the strategies use, with an oracle predicate written independently
-of the evaluator (a host lacking ``mem`` fails a comparison on it)."""
+of the evaluator, in exact arithmetic (a host lacking ``mem`` fails a comparison on it,
+so ``!(mem>100)`` holds there)."""
+
+_BASIC_SELECTS = (
+    "",
+    "select[type==A]",
+    "select[type==B || fast]",
+    "select[fast]",
+    "select[!fast]",
+    "select[mem>=2000]",
+    "select[maxmem>4000]",
+    "select[slots<3]",
+    "select[type!=C && slots>=2]",
+)
+_ALL_SELECTS = tuple(sorted(SELECTS))
+
+
+@dataclass(frozen=True, slots=True)
+class _Mix:
+    """What a strategy draws from: the original integer mix or the extended one."""
+
+    selects: tuple[str, ...]
+    rusages: tuple[str, ...]  # mem only (simple_parallel_jobs' oracle reads them)
+    rusages_host: tuple[str, ...]  # + swp (per host) and scratch (per job)
+    rusages_lic: tuple[str, ...]
+    sames: tuple[str, ...]
+    orders: tuple[str, ...]
+    host_mem: tuple[float | None, ...]
+    host_swp: tuple[float | None, ...]
+    host_scratch: tuple[float | None, ...]
+    run_mem: tuple[float, ...]
+    run_swp: tuple[float, ...]
+    run_scratch: tuple[float, ...]
+    lic_totals: st.SearchStrategy[float | None]
+    limit_mem: tuple[float, ...]
+
 
 _RUSAGES = ("", "", "rusage[mem=300]", "rusage[mem=500]", "rusage[mem=1500]")
 _RUSAGES_SWP = (*_RUSAGES, "rusage[swp=100]", "rusage[mem=300:swp=300]")
-_RUSAGES_LIC = (*_RUSAGES_SWP, "rusage[lic=1]", "rusage[mem=300:lic=1]", "rusage[lic=2]")
+_LIC = ("rusage[lic=1]", "rusage[mem=300:lic=1]", "rusage[lic=2]")
 _SPANS = ("", "", "", "span[hosts=1]", "span[ptile=2]", "span[ptile=3]")
 _SAMES = ("", "", "", "same[type]")
 _ORDERS = ("", "", "", "", "order[-slots]", "order[mem]")
+
+_X_RUSAGES = (
+    *_RUSAGES,
+    "rusage[mem=333.3]",
+    "rusage[mem=0.1]",
+    "rusage[mem=0.25]",
+    "rusage[mem=2.5]",
+)
+_X_RUSAGES_HOST = (
+    *_X_RUSAGES,
+    "rusage[swp=100]",
+    "rusage[mem=300:swp=300]",
+    "rusage[swp=0.25]",
+    # per job: charged once, on the job's first host (the fill plan depends on host order)
+    "rusage[scratch=10]",
+    "rusage[scratch=10]",
+    "rusage[scratch=2.5]",
+    "rusage[mem=333.3:scratch=10]",
+    "rusage[mem=0.1:scratch=0.1]",
+)
+
+BASIC = _Mix(
+    selects=_BASIC_SELECTS,
+    rusages=_RUSAGES,
+    rusages_host=_RUSAGES_SWP,
+    rusages_lic=(*_RUSAGES_SWP, *_LIC),
+    sames=_SAMES,
+    orders=_ORDERS,
+    host_mem=(None, 1000, 2000, 2000, 4000, 8000),
+    host_swp=(None, None, 200, 500),
+    host_scratch=(None,),
+    run_mem=(0, 0, 200, 500),
+    run_swp=(0, 0, 100),
+    run_scratch=(0,),
+    lic_totals=st.none() | st.integers(0, 4),
+    limit_mem=(500, 1000, 3000),
+)
+EXTENDED = _Mix(
+    selects=_ALL_SELECTS,
+    rusages=_X_RUSAGES,
+    rusages_host=_X_RUSAGES_HOST,
+    rusages_lic=(*_X_RUSAGES_HOST, *_LIC, "rusage[lic=0.5]", "rusage[mem=0.25:lic=2.5]"),
+    sames=(*_SAMES, "same[type]", "same[fast]"),
+    orders=(
+        *_ORDERS,
+        "order[scratch]",  # hosts with the most scratch first (dynamic key)
+        "order[-scratch]",
+        "order[-mem:slots]",
+        "order[swp]",
+    ),
+    host_mem=(None, 1000, 2000, 2000, 4000, 8000, 999.9, 4000.25, 2.5, 0.3),
+    host_swp=(None, None, 200, 500, 0.25),
+    host_scratch=(None, None, 0, 10, 10, 2.5, 20),
+    run_mem=(0, 0, 200, 500, 333.3, 0.1, 2.5),
+    run_swp=(0, 0, 100, 0.25),
+    run_scratch=(0, 0, 10, 2.5),
+    lic_totals=st.none() | st.integers(0, 4) | st.sampled_from((0.5, 2.5)),
+    limit_mem=(500, 1000, 3000, 666.6, 0.5),
+)
+
+
+def _mix(extended: bool) -> _Mix:
+    return EXTENDED if extended else BASIC
 
 
 @dataclass(frozen=True, slots=True)
 class HostDraw:
     name: str
     slots: int
-    mem: int | None
-    swp: int | None
+    mem: float | None
+    swp: float | None
     type: str
     fast: bool
     status: str
+    scratch: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class RunningDraw:
     id: str
     on: tuple[tuple[str, int], ...]  # (host, slots)
-    mem_per_task: int
-    swp_per_host: int
-    lic: int
+    mem_per_task: float
+    swp_per_host: float
+    lic: float
     user: str
     queue: str
     project: str
+    scratch: float = 0  # held once, on its first host
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +263,7 @@ class LimitDraw:
     per_host: bool
     slots: int | None = None
     jobs: int | None = None
-    mem: int | None = None
+    mem: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +282,7 @@ class Scenario:
 
     hosts: tuple[HostDraw, ...]
     running: tuple[RunningDraw, ...] = ()
-    lic_total: int | None = None
+    lic_total: float | None = None
     limits: tuple[LimitDraw, ...] = ()
     jobs: tuple[JobDraw, ...] = ()
 
@@ -155,14 +290,22 @@ class Scenario:
         b = ClusterBuilder()
         # Declared, so hosts may lack mem and selects on type/fast are always valid.
         b.resource("mem", "consumable").resource("swp", "consumable", "per_host")
+        b.resource(SCRATCH, "consumable", "per_job")
         b.resource("type", "string").resource("fast", "boolean")
         b.queue("normal", priority=30).queue("high", priority=50)
         for h in self.hosts:
             status = None if h.status == "ok" else h.status
-            res = {k: v for k, v in (("mem", h.mem), ("swp", h.swp)) if v is not None}
+            res = {
+                k: v
+                for k, v in (("mem", h.mem), ("swp", h.swp), (SCRATCH, h.scratch))
+                if v is not None
+            }
             b.host(h.name, h.slots, status=status, resources=res, type=h.type, fast=h.fast)
         for r in self.running:
-            held = [{"host": host, "slots": n, "resources": _held(r, n)} for host, n in r.on]
+            held = [
+                {"host": host, "slots": n, "resources": _held(r, n, i == 0)}
+                for i, (host, n) in enumerate(r.on)
+            ]
             b.running(
                 r.id,
                 alloc=held,
@@ -197,38 +340,50 @@ class Scenario:
         return Scenario(self.hosts, self.running, self.lic_total, self.limits, jobs)
 
 
-def _held(r: RunningDraw, slots: int) -> dict[str, float]:
-    held = {"mem": float(r.mem_per_task * slots), "swp": float(r.swp_per_host)}
+def _held_exact(r: RunningDraw, slots: int, first: bool) -> dict[str, Fraction]:
+    held = {
+        "mem": exact(r.mem_per_task) * slots,
+        "swp": exact(r.swp_per_host),
+        SCRATCH: exact(r.scratch) if first else Fraction(0),
+    }
     return {k: v for k, v in held.items() if v}
+
+
+def _held(r: RunningDraw, slots: int, first: bool) -> dict[str, float]:
+    """What a running job holds on one of its hosts, as written in the state file (the
+    float nearest the exact decimal: 3 x 333.3 is written 999.9)."""
+    return {k: float(v) for k, v in _held_exact(r, slots, first).items()}
 
 
 def capacities(scenario: Scenario) -> dict[str, dict[str, float]]:
     """Per host name, every consumable's capacity (slots included; absent: no such)."""
     out = {}
     for h in scenario.hosts:
-        caps = {"slots": float(h.slots), "mem": h.mem, "swp": h.swp}
+        caps = {"slots": float(h.slots), "mem": h.mem, "swp": h.swp, SCRATCH: h.scratch}
         out[h.name] = {k: float(v) for k, v in caps.items() if v is not None}
     return out
 
 
 def running_use(scenario: Scenario) -> dict[str, dict[str, float]]:
     """Per host name, what the running work holds of every consumable."""
-    out: dict[str, dict[str, float]] = {h.name: {} for h in scenario.hosts}
+    out: dict[str, dict[str, Fraction]] = {h.name: {} for h in scenario.hosts}
     for r in scenario.running:
-        for host, n in r.on:
-            for k, v in {"slots": float(n), **_held(r, n)}.items():
-                out[host][k] = out[host].get(k, 0.0) + v
-    return out
+        for i, (host, n) in enumerate(r.on):
+            for k, v in {"slots": Fraction(n), **_held_exact(r, n, i == 0)}.items():
+                out[host][k] = out[host].get(k, Fraction(0)) + v
+    return {h: {k: float(v) for k, v in use.items()} for h, use in out.items()}
 
 
 def host_facts(scenario: Scenario) -> list[HostFacts]:
-    """Per host (in host order) what is free after the running work."""
-    slots = {h.name: float(h.slots) for h in scenario.hosts}
-    mem = {h.name: float(h.mem) if h.mem is not None else math.nan for h in scenario.hosts}
+    """Per host (in host order) what is free after the running work, exactly."""
+    slots = {h.name: h.slots for h in scenario.hosts}
+    mem = {h.name: exact(h.mem) if h.mem is not None else None for h in scenario.hosts}
     for r in scenario.running:
         for host, n in r.on:
             slots[host] -= n
-            mem[host] -= n * r.mem_per_task
+            m = mem[host]
+            if m is not None:
+                mem[host] = m - exact(r.mem_per_task) * n
     return [
         HostFacts(
             h.name,
@@ -236,7 +391,7 @@ def host_facts(scenario: Scenario) -> list[HostFacts]:
             h.fast,
             slots[h.name],
             mem[h.name],
-            float(h.mem) if h.mem is not None else math.nan,
+            exact(h.mem) if h.mem is not None else None,
             h.status == "ok",
         )
         for h in scenario.hosts
@@ -247,32 +402,42 @@ def host_facts(scenario: Scenario) -> list[HostFacts]:
 
 
 @st.composite
-def _hosts(draw: st.DrawFn, max_hosts: int) -> tuple[HostDraw, ...]:
+def _hosts(draw: st.DrawFn, max_hosts: int, mix: _Mix) -> tuple[HostDraw, ...]:
     n = draw(st.integers(1, max_hosts))
     ntypes = draw(st.integers(2, 3))
     return tuple(
         HostDraw(
             name=f"h{i}",
             slots=draw(st.integers(1, 8)),
-            mem=draw(st.sampled_from((None, 1000, 2000, 2000, 4000, 8000))),
-            swp=draw(st.sampled_from((None, None, 200, 500))),
+            mem=draw(st.sampled_from(mix.host_mem)),
+            swp=draw(st.sampled_from(mix.host_swp)),
             type=draw(st.sampled_from(TYPES[:ntypes])),
             fast=draw(st.booleans()),
             status=draw(st.sampled_from(("ok",) * 6 + ("closed", "unavail"))),
+            scratch=draw(st.sampled_from(mix.host_scratch)),
         )
         for i in range(n)
     )
 
 
+def _fits(free: Fraction | None, want: Fraction) -> bool:
+    return want == 0 or (free is not None and free >= want)
+
+
 @st.composite
 def _running(
-    draw: st.DrawFn, hosts: tuple[HostDraw, ...], lic_total: int | None
+    draw: st.DrawFn, hosts: tuple[HostDraw, ...], lic_total: float | None, mix: _Mix
 ) -> tuple[RunningDraw, ...]:
-    """Running work that fits: each job takes what is still free."""
+    """Running work that fits (exactly): each job takes what is still free."""
+
+    def amounts(attr: str) -> dict[str, Fraction | None]:
+        return {
+            h.name: exact(getattr(h, attr)) if getattr(h, attr) is not None else None for h in hosts
+        }
+
     free_slots = {h.name: h.slots for h in hosts}
-    free_mem = {h.name: h.mem for h in hosts}
-    free_swp = {h.name: h.swp for h in hosts}
-    lic_left = lic_total or 0
+    free = {"mem": amounts("mem"), "swp": amounts("swp"), SCRATCH: amounts(SCRATCH)}
+    lic_left = exact(lic_total or 0)
     out: list[RunningDraw] = []
     for i in range(draw(st.integers(0, 4))):
         names = draw(st.lists(st.sampled_from([h.name for h in hosts]), min_size=1, max_size=2))
@@ -282,20 +447,24 @@ def _running(
                 on.append((name, draw(st.integers(1, free_slots[name]))))
         if not on:
             continue
-        per_task = draw(st.sampled_from((0, 0, 200, 500)))
-        if any(free_mem[h] is None or free_mem[h] < per_task * n for h, n in on):
+        per_task = draw(st.sampled_from(mix.run_mem))
+        if not all(_fits(free["mem"][h], exact(per_task) * n) for h, n in on):
             per_task = 0
-        swp = draw(st.sampled_from((0, 0, 100)))
-        if any(free_swp[h] is None or free_swp[h] < swp for h, _ in on):
+        swp = draw(st.sampled_from(mix.run_swp))
+        if not all(_fits(free["swp"][h], exact(swp)) for h, _ in on):
             swp = 0
-        lic = draw(st.integers(0, lic_left))
-        for h, n in on:
+        scratch = draw(st.sampled_from(mix.run_scratch))
+        if not _fits(free[SCRATCH][on[0][0]], exact(scratch)):
+            scratch = 0
+        lic = _float(Fraction(draw(st.integers(0, int(2 * lic_left))), 2))
+        draft = RunningDraw(f"r{i}", tuple(on), per_task, swp, lic, "", "", "", scratch)
+        for k, (h, n) in enumerate(on):
             free_slots[h] -= n
-            if free_mem[h] is not None:
-                free_mem[h] -= per_task * n
-            if free_swp[h] is not None:
-                free_swp[h] -= swp
-        lic_left -= lic
+            for name, amount in _held_exact(draft, n, k == 0).items():
+                left = free[name][h]
+                assert left is not None
+                free[name][h] = left - amount
+        lic_left -= exact(lic)
         out.append(
             RunningDraw(
                 f"r{i}",
@@ -306,6 +475,7 @@ def _running(
                 draw(st.sampled_from(USERS)),
                 draw(st.sampled_from(QUEUES)),
                 draw(st.sampled_from(PROJECTS)),
+                scratch,
             )
         )
     return tuple(out)
@@ -317,7 +487,7 @@ def _consumers(names: tuple[str, ...]) -> st.SearchStrategy[tuple[str, ...] | No
 
 
 @st.composite
-def _limits(draw: st.DrawFn) -> tuple[LimitDraw, ...]:
+def _limits(draw: st.DrawFn, mix: _Mix) -> tuple[LimitDraw, ...]:
     out = []
     for i in range(draw(st.integers(0, 2))):
         what = draw(st.sampled_from(("slots", "jobs", "mem")))
@@ -325,7 +495,7 @@ def _limits(draw: st.DrawFn) -> tuple[LimitDraw, ...]:
         amount = {
             "slots": st.integers(1, 8),
             "jobs": st.integers(1, 3),
-            "mem": st.sampled_from((500, 1000, 3000)),
+            "mem": st.sampled_from(mix.limit_mem),
         }[what]
         out.append(
             LimitDraw(
@@ -344,26 +514,29 @@ def _limits(draw: st.DrawFn) -> tuple[LimitDraw, ...]:
 
 
 @st.composite
-def primary_texts(draw: st.DrawFn, lic: bool = False, placement: bool = True) -> str:
-    """A SIMPLE requirement: select, rusage and (with ``placement``) span and same."""
+def primary_texts(
+    draw: st.DrawFn, lic: bool = False, placement: bool = True, *, extended: bool = True
+) -> str:
+    """A SIMPLE requirement: select, rusage and (with ``placement``) span, same, order."""
+    mix = _mix(extended)
     parts = [
-        draw(st.sampled_from(sorted(SELECTS))),
-        draw(st.sampled_from(_RUSAGES_LIC if lic else _RUSAGES_SWP)),
+        draw(st.sampled_from(mix.selects)),
+        draw(st.sampled_from(mix.rusages_lic if lic else mix.rusages_host)),
     ]
     if placement:
         parts += [
             draw(st.sampled_from(_SPANS)),
-            draw(st.sampled_from(_SAMES)),
-            draw(st.sampled_from(_ORDERS)),
+            draw(st.sampled_from(mix.sames)),
+            draw(st.sampled_from(mix.orders)),
         ]
     return " ".join(p for p in parts if p)
 
 
 @st.composite
-def compound_texts(draw: st.DrawFn, lic: bool = False) -> str:
+def compound_texts(draw: st.DrawFn, lic: bool = False, *, extended: bool = True) -> str:
     """``m1*{...} + m2*{...}``; the second term is sometimes the empty ``{-}``."""
-    first = draw(primary_texts(lic)) or "-"
-    second = draw(st.just("-") | primary_texts(lic)) or "-"
+    first = draw(primary_texts(lic, extended=extended)) or "-"
+    second = draw(st.just("-") | primary_texts(lic, extended=extended)) or "-"
     m1, m2 = draw(st.integers(1, 4)), draw(st.integers(1, 3))
     return f"{m1}*{{{first}}} + {m2}*{{{second}}}"
 
@@ -372,26 +545,32 @@ _TASKS = st.one_of(st.just(1), st.integers(2, 12), st.integers(2, 4))
 
 
 @st.composite
-def job_texts(draw: st.DrawFn, lic: bool = False) -> tuple[str, int | None]:
+def job_texts(
+    draw: st.DrawFn, lic: bool = False, *, extended: bool = True
+) -> tuple[str, int | None]:
     """A requirement and the job's task count (None when a compound fixes it)."""
     kind = draw(st.sampled_from(("simple", "simple", "simple", "compound", "alter", "alter2")))
+    primary = primary_texts(lic, extended=extended)
+    compound = compound_texts(lic, extended=extended)
     if kind == "simple":
-        return draw(primary_texts(lic)), draw(_TASKS)
+        return draw(primary), draw(_TASKS)
     if kind == "compound":
-        return draw(compound_texts(lic)), None
+        return draw(compound), None
     if kind == "alter":
-        a, b = draw(primary_texts(lic)), draw(primary_texts(lic))
+        a, b = draw(primary), draw(primary)
         return f"{{{a}}} || {{{b}}}", draw(_TASKS)
     # A compound alternative fixes the total the simple alternative then takes.
-    return f"{{{draw(compound_texts(lic))}}} || {{{draw(primary_texts(lic))}}}", None
+    return f"{{{draw(compound)}}} || {{{draw(primary)}}}", None
 
 
 @st.composite
-def _jobs(draw: st.DrawFn, lic: bool, min_jobs: int, max_jobs: int) -> tuple[JobDraw, ...]:
+def _jobs(
+    draw: st.DrawFn, lic: bool, min_jobs: int, max_jobs: int, extended: bool
+) -> tuple[JobDraw, ...]:
     pool = draw(
         st.lists(
             st.tuples(
-                job_texts(lic),
+                job_texts(lic, extended=extended),
                 st.sampled_from(USERS),
                 st.sampled_from(QUEUES),
                 st.sampled_from(PROJECTS),
@@ -407,11 +586,15 @@ def _jobs(draw: st.DrawFn, lic: bool, min_jobs: int, max_jobs: int) -> tuple[Job
     )
 
 
-def simple_parallel_jobs(spans: bool = False) -> st.SearchStrategy[JobDraw]:
+def simple_parallel_jobs(
+    spans: bool = False, *, extended: bool = True
+) -> st.SearchStrategy[JobDraw]:
     """One parallel job (2-12 tasks): select and per-task mem only (``spans``: also
-    ``span[hosts=1]`` / ``span[ptile=n]``). No same, no license."""
+    ``span[hosts=1]`` / ``span[ptile=n]``). No same, no order, no license, nothing per
+    host or per job; with ``extended``, fractional mem and the volatile selects."""
+    mix = _mix(extended)
     span = st.sampled_from(_SPANS) if spans else st.just("")
-    text = st.tuples(st.sampled_from(sorted(SELECTS)), st.sampled_from(_RUSAGES), span).map(
+    text = st.tuples(st.sampled_from(mix.selects), st.sampled_from(mix.rusages), span).map(
         lambda parts: " ".join(p for p in parts if p)
     )
     return st.builds(
@@ -435,13 +618,15 @@ def scenarios(
     running: bool = True,
     min_jobs: int = 1,
     max_jobs: int = 25,
+    extended: bool = True,
 ) -> Scenario:
     """A random small cluster with a job mix (see the module docstring)."""
-    hosts = draw(_hosts(max_hosts))
-    lic_total = draw(st.none() | st.integers(0, 4)) if shared else None
-    run = draw(_running(hosts, lic_total)) if running else ()
-    lims = draw(_limits()) if limits else ()
-    jobs = draw(_jobs(lic_total is not None, min_jobs, max_jobs)) if max_jobs else ()
+    mix = _mix(extended)
+    hosts = draw(_hosts(max_hosts, mix))
+    lic_total = draw(mix.lic_totals) if shared else None
+    run = draw(_running(hosts, lic_total, mix)) if running else ()
+    lims = draw(_limits(mix)) if limits else ()
+    jobs = draw(_jobs(lic_total is not None, min_jobs, max_jobs, extended)) if max_jobs else ()
     return Scenario(hosts, run, lic_total, lims, jobs)
 
 

@@ -7,33 +7,58 @@ hypothesis profile of ``conftest.py`` (``HYPOTHESIS_PROFILE=thorough`` searches 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, event, given, settings
 
 from strategies import (
+    SCRATCH,
     SELECTS,
     JobDraw,
     Scenario,
     capacities,
+    exact,
     host_facts,
     running_use,
     scenarios,
     simple_parallel_jobs,
 )
-from xce.alloc import AllocOptions, Decision, Dispatched, Pending
-from xce.core import Session, SessionResult, job_request
+from xce.alloc import (
+    AllocOptions,
+    ClaimRun,
+    Decision,
+    Dispatched,
+    Pending,
+    PendReason,
+    default_registry,
+)
+from xce.core import Session, SessionResult, default_pickers, job_request
 
 _EPS = 1e-6
+# Plugin discovery (entry points) is most of a small session's cost: discover once.
+_REGISTRY = default_registry()
+_PICKERS = default_pickers()
+_GRID = 10**6  # the default resolution (1e-6): amounts are whole numbers of it
+
+
+def _on_grid(amount: float) -> Fraction:
+    """An amount as the engine counts it: a whole number of the default resolution."""
+    return Fraction(round(amount * _GRID), _GRID)
 
 
 def _run(scenario: Scenario, **options: bool) -> SessionResult:
-    return Session(scenario.state, options=AllocOptions(**options)).run()
+    session = Session(
+        scenario.state, options=AllocOptions(**options), registry=_REGISTRY, pickers=_PICKERS
+    )
+    return session.run()
 
 
 def _value(d: Decision) -> tuple[Any, ...]:
@@ -56,22 +81,24 @@ def _identity(scenario: Scenario) -> dict[str, tuple[str, str, str]]:
 def test_no_host_or_shared_amount_is_ever_exceeded(scenario: Scenario) -> None:
     """Issue 3 property: no over-allocation — running plus dispatched work fits every
     host's slots and every resource it has (none of one it lacks), the shared license
-    total holds, and only ok hosts get new work."""
+    total holds, and only ok hosts get new work. Issue 9: exactly, with no tolerance
+    (amounts summed as whole numbers of the resolution, capacities as written)."""
     result = _run(scenario)
     names = scenario.state.hosts.names
     caps = capacities(scenario)
-    held = running_use(scenario)
-    lic = float(sum(r.lic for r in scenario.running))
+    held = {h: {k: exact(v) for k, v in use.items()} for h, use in running_use(scenario).items()}
+    lic = sum((exact(r.lic) for r in scenario.running), Fraction(0))
     for d in result.dispatched:
         for c in d.allocation.claims:
             host = held[names[c.host]]
             for name, amount in (("slots", float(c.slots)), *c.amounts):
-                host[name] = host.get(name, 0.0) + amount
-        lic += sum(amount for name, amount in d.allocation.shared if name == "lic")
+                host[name] = host.get(name, Fraction(0)) + _on_grid(amount)
+        lic += sum((_on_grid(a) for name, a in d.allocation.shared if name == "lic"), Fraction(0))
     for h, use in held.items():
         for name, amount in use.items():
-            assert amount <= caps[h].get(name, 0.0) + _EPS, (h, name, result.dispatched)
-    assert lic <= (scenario.lic_total or 0) + _EPS
+            cap = exact(caps[h][name]) if name in caps[h] else Fraction(0)
+            assert amount <= cap, (h, name, float(amount), result.dispatched)
+    assert lic <= exact(scenario.lic_total or 0)
     status = {h.name: h.status for h in scenario.hosts}
     assert all(
         status[names[c.host]] == "ok" for d in result.dispatched for c in d.allocation.claims
@@ -81,12 +108,13 @@ def test_no_host_or_shared_amount_is_ever_exceeded(scenario: Scenario) -> None:
 @given(scenarios())
 def test_dispatched_work_keeps_every_limit(scenario: Scenario) -> None:
     """Design §3 limits property: no dispatched job takes a limit's consumers past the
-    limit, per host or in aggregate, on slots, jobs or mem, counting the running work."""
+    limit, per host or in aggregate, on slots, jobs or mem, counting the running work
+    (issue 9: exactly, fractional amounts included)."""
     result = _run(scenario)
     names = scenario.state.hosts.names
     ident = _identity(scenario)
     usage = [
-        (r.user, r.queue, r.project, False, [(h, n, n * r.mem_per_task) for h, n in r.on])
+        (r.user, r.queue, r.project, False, [(h, n, n * exact(r.mem_per_task)) for h, n in r.on])
         for r in scenario.running
     ]
     usage += [
@@ -94,7 +122,7 @@ def test_dispatched_work_keeps_every_limit(scenario: Scenario) -> None:
             *ident[d.job],
             True,
             [
-                (names[c.host], c.slots, dict(c.amounts).get("mem", 0.0))
+                (names[c.host], c.slots, _on_grid(dict(c.amounts).get("mem", 0.0)))
                 for c in d.allocation.claims
             ],
         )
@@ -102,8 +130,8 @@ def test_dispatched_work_keeps_every_limit(scenario: Scenario) -> None:
     ]
     for lim in scenario.limits:
         key = "slots" if lim.slots is not None else "jobs" if lim.jobs is not None else "mem"
-        cap = float(next(v for v in (lim.slots, lim.jobs, lim.mem) if v is not None))
-        total: defaultdict[str, float] = defaultdict(float)
+        cap = exact(next(v for v in (lim.slots, lim.jobs, lim.mem) if v is not None))
+        total: defaultdict[str, Fraction] = defaultdict(Fraction)
         added: set[str] = set()
         for user, queue, project, new, claims in usage:
             if not all(
@@ -122,14 +150,14 @@ def test_dispatched_work_keeps_every_limit(scenario: Scenario) -> None:
                     if where in hosts_seen:
                         continue
                     hosts_seen.add(where)
-                    extra = 1.0
+                    extra = Fraction(1)
                 else:
-                    extra = float(n) if key == "slots" else amount
+                    extra = Fraction(n) if key == "slots" else amount
                 total[where] += extra
                 if new and extra:
                     added.add(where)
         for where in added:
-            assert total[where] <= cap + _EPS, (lim, where, total[where])
+            assert total[where] <= cap, (lim, where, float(total[where]))
 
 
 # -- Issue 3: one decision per job --------------------------------------------------------
@@ -151,18 +179,188 @@ def test_every_pending_job_gets_exactly_one_decision(scenario: Scenario) -> None
     )
 
 
-# -- Req 7 / AllocOptions: switches change cost, never decisions --------------------------
+# -- Req 7 / AllocOptions / threads: switches change cost, never decisions (issue 9) -----
+
+SWITCHES = ("cache", "shortcuts", "cursors", "threads")
+COMBINATIONS = tuple(
+    dict(zip(SWITCHES, values, strict=True))
+    for values in itertools.product((False, True), repeat=len(SWITCHES))
+)
+"""Every combination of the allocator's switches and the threaded session (16 runs)."""
+
+FEATURES = (
+    "cache hit",
+    "bulk run",
+    "cursor advanced",
+    "shortcut saved work",
+    "per-job dispatched",
+    "per-job with order[] dispatched",
+    "per-job pend",
+    "fractional amount dispatched",
+    "same[] dispatched",
+    "same[] pend",
+    "order[] dispatched",
+    "volatile select",
+    "closed or unavailable host",
+    "limit pend",
+    "licence dispatched",
+    "compound or alter dispatched",
+)
+"""What random cases must reach (checked by test_random_cases_reach_every_switch)."""
+
+
+@dataclass
+class _Run:
+    switches: dict[str, bool]
+    result: SessionResult
+    session: Session
+
+
+def _session(
+    scenario: Scenario, cache: bool, shortcuts: bool, cursors: bool, threads: bool
+) -> _Run:
+    options = AllocOptions(cache=cache, shortcuts=shortcuts, cursors=cursors)
+    session = Session(scenario.state, options=options, registry=_REGISTRY, pickers=_PICKERS)
+    return _Run(
+        {"cache": cache, "shortcuts": shortcuts, "cursors": cursors, "threads": threads},
+        session.run(threads=threads),
+        session,
+    )
+
+
+def _twin(job: JobDraw) -> tuple[Any, ...]:
+    return (job.resreq, job.tasks, job.user, job.queue, job.project)
+
+
+def check_switches(scenario: Scenario) -> set[str]:
+    """Run the scenario under every combination of cache, shortcuts, cursors and
+    threads; assert the decisions agree; return the features the runs reached.
+
+    - every run dispatches the same jobs, in the same order, with the same placements
+      (claims, shared amounts, winning alternative), and pends the same jobs;
+    - the cache-off runs agree on every pend in full (reason, message, per-host
+      breakdown); so do the cache-on runs (the ``cached`` flag included);
+    - with the cache on, a pend the cache did not answer is the cache-off pend; a hit
+      (Req 7 AC 5) keeps the reason, message and breakdown of the first identical job
+      that failed in that session (an ALTER pend: its outcome only, since a hit may
+      answer one alternative without marking the decision ``cached``).
+    """
+    runs = [_session(scenario, **c) for c in COMBINATIONS]
+    jobs = {j.id: j for j in scenario.jobs}
+    reference = runs[0].result.decisions  # everything off: the literal algorithm
+    ref_cache_on = next(r for r in runs if r.switches == {**runs[0].switches, "cache": True})
+    for run in runs:
+        got = run.result.decisions
+        where = run.switches
+        assert [d.job for d in got] == [d.job for d in reference], where
+        for a, b in zip(got, reference, strict=True):
+            assert type(a) is type(b), (where, a, b)
+            if isinstance(a, Dispatched):
+                assert _value(a) == _value(b), (where, a, b)
+        if not where["cache"]:
+            assert [_value(d) for d in got] == [_value(d) for d in reference], where
+            assert not any(_cached(d) for d in got), where
+            continue
+        assert [(_value(d), _cached(d)) for d in got] == [
+            (_value(d), _cached(d)) for d in ref_cache_on.result.decisions
+        ], where
+        first: dict[tuple[Any, ...], Pending] = {}
+        for a, b in zip(got, reference, strict=True):
+            if not isinstance(a, Pending):
+                continue
+            j = jobs[a.job]
+            if a.cached and _is_simple(j) and _twin(j) in first:
+                assert _value(a)[2:] == _value(first[_twin(j)])[2:], (where, a)
+            elif not a.cached and "||" not in j.resreq:
+                assert _value(a) == _value(b), (where, a, b)
+            first.setdefault(_twin(j), a)
+    return _features(scenario, runs)
+
+
+def _features(scenario: Scenario, runs: list[_Run]) -> set[str]:
+    out: set[str] = set()
+    jobs = {j.id: j for j in scenario.jobs}
+    full = runs[-1]  # everything on
+    assert all(full.switches.values())
+    if full.result.stats.cache_hits:
+        out.add("cache hit")
+    if any(n > 0 for n in getattr(full.session.allocator.books, "cursors", {}).values()):
+        out.add("cursor advanced")
+    plain = next(r for r in runs if r.switches == {**full.switches, "shortcuts": False})
+    work = ("plans_tried", "host_tries", "iterators")
+    if any(getattr(full.result.stats, k) != getattr(plain.result.stats, k) for k in work):
+        out.add("shortcut saved work")
+    for d in full.result.decisions:
+        text = jobs[d.job].resreq
+        if isinstance(d, Dispatched):
+            a = d.allocation
+            if any(isinstance(p, ClaimRun) for p in a.parts):
+                out.add("bulk run")
+            amounts = [v for c in a.claims for _, v in c.amounts] + [v for _, v in a.shared]
+            if any(name == SCRATCH for c in a.claims for name, _ in c.amounts):
+                out.add("per-job dispatched")
+                if "order[" in text:
+                    out.add("per-job with order[] dispatched")
+            if any(v != int(v) for v in amounts):
+                out.add("fractional amount dispatched")
+            if "same[" in text:
+                out.add("same[] dispatched")
+            if "order[" in text:
+                out.add("order[] dispatched")
+            if a.shared:
+                out.add("licence dispatched")
+            if "||" in text or "*{" in text:
+                out.add("compound or alter dispatched")
+        else:
+            assert isinstance(d, Pending)
+            if "scratch=" in text:
+                out.add("per-job pend")
+            if "same[" in text:
+                out.add("same[] pend")
+            if d.info.reason is PendReason.LIMIT:
+                out.add("limit pend")
+        if "mem<500" in text or "!(mem>100)" in text:
+            out.add("volatile select")
+    if any(h.status != "ok" for h in scenario.hosts):
+        out.add("closed or unavailable host")
+    return out
 
 
 @given(scenarios())
-def test_decisions_do_not_depend_on_the_shortcuts(scenario: Scenario) -> None:
-    """Design §3 property (exact shortcuts): decisions — allocations, pend reasons,
-    messages and per-host breakdowns, and the ``cached`` flag too — are identical with
-    the shortcuts on or off, with the unsatisfiable cache on and off."""
-    for cache in (True, False):
-        on = _run(scenario, cache=cache, shortcuts=True).decisions
-        off = _run(scenario, cache=cache, shortcuts=False).decisions
-        assert [(_value(d), _cached(d)) for d in on] == [(_value(d), _cached(d)) for d in off]
+def test_decisions_do_not_depend_on_any_switch(scenario: Scenario) -> None:
+    """Issue 9 / design §3 / Req 7 AC 4-5 property: with the unsatisfiable cache, the
+    exact shortcuts and the host-scan cursors each on or off, single-threaded or
+    threaded (16 runs), the same jobs dispatch on the same hosts with the same amounts,
+    the same jobs pend, and pend reasons agree (a cache hit keeps its original reason);
+    see :func:`check_switches`."""
+    for feature in sorted(check_switches(scenario)):
+        event(feature)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000)
+@given(scenarios())
+def test_decisions_do_not_depend_on_any_switch_10k(scenario: Scenario) -> None:
+    """Issue 9: test_decisions_do_not_depend_on_any_switch over 10,000 random cases."""
+    for feature in sorted(check_switches(scenario)):
+        event(feature)
+
+
+def test_random_cases_reach_every_switch() -> None:
+    """Issue 9: the random cases of the switch property actually exercise what it is
+    about: over 100 derandomized scenarios, the cache gets hits, bulk runs and cursors
+    happen, shortcuts save work, and per-job, ``order[]`` with per-job, fractional,
+    ``same[]``, volatile-select, closed-host, limit and licence cases occur."""
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=100, derandomize=True, database=None, phases=[Phase.generate])
+    @given(scenarios())
+    def collect(scenario: Scenario) -> None:
+        seen.update(check_switches(scenario))
+
+    collect()
+    missing = [f for f in FEATURES if not seen[f]]
+    assert not missing, (missing, dict(seen))
 
 
 def _cached(d: Decision) -> bool:
@@ -171,39 +369,6 @@ def _cached(d: Decision) -> bool:
 
 def _is_simple(job: JobDraw) -> bool:
     return "||" not in job.resreq and "*{" not in job.resreq
-
-
-@given(scenarios())
-def test_decisions_do_not_depend_on_the_cache(scenario: Scenario) -> None:
-    """Req 7 AC 4-5 property: with the unsatisfiable cache on or off, the same jobs
-    dispatch with the same allocations, and every pend the cache did not answer is
-    identical (reason, message, per-host breakdown).
-
-    A cache hit reports the *original* failure (Req 7 AC 5, design §3), so its reason,
-    message and breakdown are those of the first identical job that failed, which a fresh
-    diagnosis may no longer give: availability fell in between (e.g. NOT_ENOUGH_SLOTS
-    then, SELECT now for ``select[slots>=2]``). That is what is checked for hits of simple
-    jobs; an ALTER pend is compared on its outcome only, since a hit may answer one
-    alternative without marking the whole decision ``cached``."""
-    on = _run(scenario, cache=True).decisions
-    off = _run(scenario, cache=False).decisions
-    jobs = {j.id: j for j in scenario.jobs}
-    first: dict[tuple[Any, ...], Pending] = {}
-    for a, b in zip(on, off, strict=True):
-        assert type(a) is type(b)
-        if isinstance(a, Dispatched):
-            assert _value(a) == _value(b)
-            continue
-        assert isinstance(a, Pending)
-        j = jobs[a.job]
-        twin = (j.resreq, j.tasks, j.user, j.queue, j.project)
-        if a.cached and _is_simple(j) and twin in first:
-            original = first[twin]
-            assert _value(a)[2:] == _value(original)[2:], (a, original)
-        elif not a.cached and "||" not in j.resreq:
-            assert _value(a) == _value(b)
-        first.setdefault(twin, a)
-    assert not any(_cached(d) for d in off)
 
 
 # -- Req 4: what a dispatched allocation looks like ---------------------------------------
@@ -274,19 +439,20 @@ def _plans(tasks: int, resreq: str) -> list[tuple[int, ...]]:
 
 
 def _capacities(scenario: Scenario, job: JobDraw) -> list[int]:
-    """Per host, how many of the job's tasks it can take (0 if not eligible)."""
+    """Per host, how many of the job's tasks it can take (0 if not eligible), in exact
+    arithmetic (issue 9: 3 tasks of 0.1 fit 0.3)."""
     found = re.search(r"select\[[^\]]*\]", job.resreq)
     select = found.group(0) if found else ""
-    m = re.search(r"rusage\[mem=(\d+)\]", job.resreq)
-    per_task = int(m.group(1)) if m else 0
+    m = re.search(r"rusage\[mem=([0-9.]+)\]", job.resreq)
+    per_task = Fraction(m.group(1)) if m else Fraction(0)
     caps = []
     for h in host_facts(scenario):
         if not h.ok or not SELECTS[select](h):
             caps.append(0)
             continue
-        cap = int(h.slots)
+        cap = h.slots
         if per_task:
-            cap = 0 if math.isnan(h.mem) else min(cap, int(h.mem) // per_task)
+            cap = 0 if h.mem is None else min(cap, math.floor(h.mem / per_task))
         caps.append(cap)
     return caps
 
