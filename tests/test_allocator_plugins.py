@@ -307,7 +307,7 @@ def check_plan_iterator(plugin: AllocatorPlugin, pp: PreparedPrimary, ctx: Alloc
         produced.append(plan)
     else:
         pytest.fail(f"{plugin.name}: more than {pp.tasks + 2} plans for {pp.tasks} tasks")
-    assert produced
+    assert produced or ctx.books.n_ok < pp.tasks  # too few hosts: no plan can succeed
     for plan in produced:
         if plan.fill:
             continue

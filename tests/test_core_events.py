@@ -166,7 +166,7 @@ def test_job_started_moves_the_job_to_running_and_charges_what_it_holds() -> Non
     to running and charges its slots and amounts to ``used``, its shared amounts to
     ``shared_used``."""
     core = SchedulerCore(_cluster())
-    used = {k: v.copy() for k, v in core.state.used.items()}
+    used = {k: core.state.held(k).copy() for k in core.state.used}
     decision = _dispatched(core.run_session(), "j1")
     core.apply(JobStarted("j1", decision.allocation, time=7.0))
 
@@ -181,9 +181,9 @@ def test_job_started_moves_the_job_to_running_and_charges_what_it_holds() -> Non
     for claim in decision.allocation.claims:
         expected_slots[claim.host] += claim.slots
         expected_mem[claim.host] += dict(claim.amounts)["mem"]
-    assert np.array_equal(core.state.used["slots"], expected_slots)
-    assert np.array_equal(core.state.used["mem"], expected_mem)
-    assert core.state.shared_used["lic"] == 2.0
+    assert np.array_equal(core.state.held("slots"), expected_slots)
+    assert np.array_equal(core.state.held("mem"), expected_mem)
+    assert core.state.shared_held("lic") == 2.0
     assert sum(a.resources["mem"] for a in run.alloc) == 200.0
     assert run.shared == {"lic": 1.0}
 
@@ -204,9 +204,9 @@ def test_a_running_job_that_ends_frees_what_it_held(end: type[JobFinished | JobK
 
     core.apply(end("r1"))
     h1 = _host(core.state, "h1")
-    assert core.state.used["slots"][h1] == 0.0
-    assert core.state.used["mem"][h1] == 0.0
-    assert core.state.shared_used["lic"] == 0.0
+    assert core.state.held("slots")[h1] == 0.0
+    assert core.state.held("mem")[h1] == 0.0
+    assert core.state.shared_held("lic") == 0.0
     assert core.state.running == ()
 
 
@@ -230,11 +230,12 @@ def test_host_added_is_appended_and_used_by_the_next_session() -> None:
         ClusterBuilder().host("h1", 1, mem=100, type="A").job("big", 3, resreq="select[type==B]")
     )
     core = SchedulerCore(state.build())
-    assert _pending(core.run_session(), "big").info.reason is PendReason.SELECT
+    info = _pending(core.run_session(), "big").info  # issue 9: as configured, never
+    assert (info.reason, info.cause) == (PendReason.NEVER_RUNNABLE, PendReason.SELECT)
 
     core.apply(HostAdded("h2", 4, {"mem": 800}, {"type": "B"}))
     assert core.state.hosts.names == ["h1", "h2"]
-    assert core.state.used["slots"].tolist() == [0.0, 0.0]
+    assert core.state.held("slots").tolist() == [0.0, 0.0]
     decision = _dispatched(core.run_session(), "big")
     assert {core.state.hosts.names[c.host] for c in decision.allocation.claims} == {"h2"}
     assert state_to_dict(core.state)["hosts"][1] == {
@@ -294,7 +295,12 @@ def test_limits_changed_replaces_the_limits() -> None:
     core = SchedulerCore(_cluster())
     core.apply(LimitsChanged((Limit("alice_one", users=("alice",), slots=1),)))
     assert [lim.name for lim in core.state.limits] == ["alice_one"]
-    assert _pending(core.run_session(), "j1").info.reason is PendReason.LIMIT
+    info = _pending(core.run_session(), "j1").info  # issue 9: never under this limit
+    assert (info.reason, info.cause, info.limits) == (
+        PendReason.NEVER_RUNNABLE,
+        PendReason.LIMIT,
+        ("alice_one",),
+    )
     core.apply(LimitsChanged(()))
     assert core.state.limits == ()
     _dispatched(core.run_session(), "j1")
@@ -304,7 +310,15 @@ def test_queues_changed_sets_queue_pickers_and_the_default_picker() -> None:
     """Issue 4 AC (events): QueuesChanged replaces the queues and the default picker; a
     queue's own picker wins over the default (strict blocks behind a head that cannot
     start, fcfs does not)."""
-    state = ClusterBuilder().host("h", 2).queue("normal", 10).job("head", 3).job("small", 1).build()
+    state = (
+        ClusterBuilder()
+        .host("h", 2)
+        .queue("normal", 10)
+        .running("r", on={"h": 1})
+        .job("head", 2)
+        .job("small", 1)
+        .build()
+    )
     core = SchedulerCore(state)
     assert _dispatched(core.run_session(), "small")
 
@@ -502,13 +516,13 @@ def _assert_consistent(state: ClusterState) -> None:
     of a resource a host lacks) and every shared total."""
     used, shared = _recomputed_use(state)
     for name, column in used.items():
-        assert np.allclose(state.used[name], column, atol=_EPS), name
+        assert np.allclose(state.held(name), column, atol=_EPS), name
         capacity = state.hosts.capacity[name]
         lacks = np.isnan(capacity)
         assert not np.any(column[lacks] > _EPS), f"{name} charged on a host lacking it"
         assert np.all(column[~lacks] <= capacity[~lacks] + _EPS), f"{name} over-allocated"
     for name, amount in shared.items():
-        assert state.shared_used[name] == pytest.approx(amount, abs=_EPS)
+        assert state.shared_held(name) == pytest.approx(amount, abs=_EPS)
         assert amount <= state.shared_total[name] + _EPS, f"{name} over-allocated"
 
 
@@ -570,6 +584,6 @@ def test_finishing_work_lets_the_next_session_start_more() -> None:
     core.apply(JobFinished("r1", time=10))
     decision = _dispatched(core.run_session(), "j1")
     core.apply(JobStarted("j1", decision.allocation, time=10))
-    assert core.state.used["slots"].tolist() == [2.0]
-    assert core.state.used["mem"].tolist() == [100.0]
+    assert core.state.held("slots").tolist() == [2.0]
+    assert core.state.held("mem").tolist() == [100.0]
     assert core.run_session().decisions == ()

@@ -116,7 +116,7 @@ def test_free_is_capacity_minus_running(name: str, expected: list[object]) -> No
 
 def test_shared_books() -> None:
     state = _cluster()
-    assert (state.shared_total, state.shared_used) == ({"lic": 4.0}, {"lic": 1.0})
+    assert (state.shared_total, state.shared_held("lic")) == ({"lic": 4.0}, 1.0)
     assert state.shared_free("lic") == 3.0
 
 

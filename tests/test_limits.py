@@ -174,18 +174,25 @@ def test_limits_decide_who_runs_where(name: str) -> None:
 )
 def test_a_job_over_a_limit_pends_with_reason_limit_naming_it(name: str) -> None:
     """Design §5: a job that a limit keeps from running pends with reason LIMIT, and the
-    message names the limit."""
+    message names the limit (issue 9: when the limit keeps it out even on the empty
+    cluster, NEVER_RUNNABLE whose cause is LIMIT, naming the limit in ``limits``)."""
     decisions = _decide(CASES[name].build())
     for job, want in CASES[name].expect.items():
         if isinstance(want, str):
             got = decisions[job]
             assert isinstance(got, Pending)
             limit = want.removeprefix("LIMIT:")
-            assert (got.info.reason, limit in got.info.message) == (PendReason.LIMIT, True), got
+            assert limit in got.info.message, got
+            if got.info.reason is PendReason.NEVER_RUNNABLE:
+                assert (got.info.cause, got.info.limits) == (PendReason.LIMIT, (limit,)), got
+            else:
+                assert got.info.reason is PendReason.LIMIT, got
 
 
 def test_a_per_host_limit_counts_per_host_in_the_breakdown() -> None:
-    """Design §5: ``hosts`` counts the hosts a per-host limit rules out as LIMIT."""
+    """Design §5: ``hosts`` counts the hosts a per-host limit rules out as LIMIT; issue
+    9: every host has a reason, so the host that could take a task (the job's bucket
+    here) counts under the job's own reason, LIMIT too."""
     builder = (
         ClusterBuilder()
         .hosts(3, slots=4)
@@ -198,7 +205,8 @@ def test_a_per_host_limit_counts_per_host_in_the_breakdown() -> None:
     assert isinstance(got, Pending)
     assert got.info.reason is PendReason.LIMIT
     assert "alice_per_host" in got.info.message
-    assert dict(got.info.hosts) == {"LIMIT": 2}
+    assert dict(got.info.hosts) == {"LIMIT": 3}
+    assert got.info.examples == {"LIMIT": ("h0", "h1", "h2")}
 
 
 def test_an_alter_job_falls_back_when_a_per_host_limit_rules_out_an_alternative() -> None:

@@ -181,7 +181,7 @@ def _capacity_changed(core: SchedulerCore, data: st.DataObject) -> Event:
     h = data.draw(st.integers(0, state.hosts.n - 1))
     name = data.draw(st.sampled_from(("slots", "mem")))
     step = 1 if name == "slots" else 250
-    value = state.used[name][h] + step * data.draw(st.integers(0, 6))
+    value = state.held(name)[h] + step * data.draw(st.integers(0, 6))
     return HostChanged(state.hosts.names[h], capacity={name: float(value)})
 
 
@@ -226,7 +226,7 @@ def _next_events(core: SchedulerCore, data: st.DataObject, n: int) -> list[Event
         attributes = {"type": data.draw(st.sampled_from(TYPES)), "fast": data.draw(st.booleans())}
         return [HostAdded(f"x{n}", data.draw(st.integers(0, 6)), resources, attributes)]
     if kind == "shared":
-        total = state.shared_used["lic"] + data.draw(st.integers(0, 3))
+        total = state.shared_held("lic") + data.draw(st.integers(0, 3))
         return [SharedChanged("lic", total)]
     if kind == "limits":
         chosen = data.draw(st.lists(st.sampled_from(_LIMITS), unique=True, max_size=3))

@@ -1,9 +1,10 @@
 """The session's books: what is available now on every host and cluster-wide.
 
 Availability = capacity − what running work holds − what this session already handed
-out. It only falls within a session; that is what makes the unsatisfiable cache and the
-host-scan cursors sound. The books own the select memo, and drop a host's memo entries
-whenever they charge that host (design §2).
+out, counted exactly in units of each resource's resolution (:mod:`xce.cluster.units`):
+no comparison needs a tolerance. It only falls within a session; that is what makes the
+unsatisfiable cache and the host-scan cursors sound. The books own the select memo, and
+drop a host's memo entries whenever they charge that host (design §2).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from xce.alloc.outcome import ClaimRun, JobAllocation
 from xce.cluster.catalog import SLOTS
 from xce.cluster.hosts import HostStatus, HostTable
 from xce.cluster.state import ClusterState
+from xce.cluster.units import to_units
 from xce.resreq import CompiledSelect, SelectMemo
 
 __all__ = ["SessionBooks"]
@@ -25,17 +27,24 @@ FloatArray = npt.NDArray[np.float64]
 class SessionBooks:
     """Per-host available amounts (numpy columns) and shared amounts, for one session.
 
-    Implements :class:`xce.resreq.HostView`, so selects evaluate against it.
+    :meth:`units` and :meth:`shared_units` count in resolution units (what the allocator
+    computes with); :meth:`available` and :meth:`shared_available` give the same in the
+    resources' own unit, kept in step, for selects: it implements
+    :class:`xce.resreq.HostView`.
     """
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
         self.memo = SelectMemo(self)
-        self._avail: dict[str, FloatArray] = {}
-        self._shared: dict[str, float] = {}
+        self._avail: dict[str, FloatArray] = {}  # units
+        self._real: dict[str, FloatArray] = {}  # _avail / scale (the same array if 1)
+        self._shared: dict[str, float] = {}  # units
+        self.scales = state.catalog.scales
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.cursors: dict[object, int] = {}
         self.max_slots = 0.0
+        self.n_ok = 0
+        self.total_slots = 0.0
         self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
         self._hosts_seen: HostTable | None = None  # the table ok/max_slots were made from
         self._version_seen = -1
@@ -44,20 +53,30 @@ class SessionBooks:
     def reset(self) -> None:
         """Session start: availability from the state; memo and cursors cleared."""
         st = self.state
-        avail = self._avail
-        for name, capacity in st.hosts.capacity.items():
+        avail, real = self._avail, self._real
+        self.scales = st.catalog.scales
+        for name, capacity in st.hosts.units.items():
             mine = avail.get(name)
             if mine is not None and mine.shape == capacity.shape:
                 np.subtract(capacity, st.used[name], out=mine)  # no new array per session
             else:
-                avail[name] = capacity - st.used[name]
-        self._shared = {name: st.shared_free(name) for name in st.shared_total}
+                mine = avail[name] = capacity - st.used[name]
+            scale = self.scales[name]
+            if scale == 1.0:
+                real[name] = mine
+            elif name in real and real[name].shape == mine.shape and real[name] is not mine:
+                np.divide(mine, scale, out=real[name])
+            else:
+                real[name] = mine / scale
+        self._shared = {name: st.shared_free_units(name) for name in st.shared_total}
         hosts = st.hosts
         if hosts is not self._hosts_seen or hosts.version != self._version_seen:
             self._hosts_seen, self._version_seen = hosts, hosts.version  # status/capacity
             self.ok = np.asarray(hosts.status == HostStatus.OK)
             slots = hosts.capacity[SLOTS][self.ok]
             self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds
+            self.n_ok = int(np.count_nonzero(self.ok))  # no plan has more buckets
+        self.total_slots = float(np.nansum(avail[SLOTS][self.ok]))  # falls as jobs start
         self.memo.reset()
         self.cursors.clear()
         self._static_eligible.clear()
@@ -79,9 +98,19 @@ class SessionBooks:
         return self.state.hosts
 
     def available(self, name: str) -> FloatArray:
-        return self._avail[name]
+        """Available now, in the resource's own unit (for selects; read-only)."""
+        return self._real[name]
 
     def shared_available(self, name: str) -> float:
+        return self._shared[name] / self.scales[name]
+
+    # --- units -----------------------------------------------------------------------
+    def units(self, name: str) -> FloatArray:
+        """Available now, in units of the resource's resolution (read-only)."""
+        return self._avail[name]
+
+    def shared_units(self, name: str) -> float:
+        """Shared amount available now, in units of its resolution."""
         return self._shared[name]
 
     def shared_total(self, name: str) -> float:
@@ -90,21 +119,28 @@ class SessionBooks:
     # --- charging --------------------------------------------------------------------
     def charge(self, allocation: JobAllocation) -> None:
         """Hand a dispatched job's resources out: no later job of the session gets them."""
-        avail = self._avail
+        avail, real, scales = self._avail, self._real, self.scales
+        self.total_slots -= allocation.slots
         for part in allocation.parts:
             if isinstance(part, ClaimRun):  # distinct hosts: one numpy pass per resource
                 hosts = part.hosts
                 avail[SLOTS][hosts] -= part.slots
                 for name, amount in part.amounts:
-                    avail[name][hosts] -= amount
+                    scale = scales[name]
+                    avail[name][hosts] -= to_units(amount, scale)
+                    if scale != 1.0:
+                        real[name][hosts] = avail[name][hosts] / scale
                 self.memo.forget_hosts(hosts.tolist())
             else:
                 h = part.host
                 avail[SLOTS][h] -= part.slots
                 for name, amount in part.amounts:
-                    avail[name][h] -= amount
+                    scale = scales[name]
+                    avail[name][h] -= to_units(amount, scale)
+                    if scale != 1.0:
+                        real[name][h] = avail[name][h] / scale
                 self.memo.forget_host(h)
         if allocation.shared:
             for name, amount in allocation.shared:
-                self._shared[name] -= amount
+                self._shared[name] -= to_units(amount, scales[name])
             self.memo.forget_shared()  # a shared amount is seen by every host's selects

@@ -25,10 +25,9 @@ from xce.alloc.context import AllocContext
 from xce.alloc.hosts import HostFinder
 from xce.alloc.outcome import AllocMode, ClaimRun
 from xce.cluster.catalog import SLOTS
+from xce.cluster.units import to_units
 
 __all__ = ["claim_run"]
-
-_EPS = 1e-9
 
 
 def _run_want(
@@ -43,7 +42,7 @@ def _run_want(
         expected[name] = expected.get(name, 0.0) + amount
     if hooks is None:  # the builtin fan-out builds for_bucket(need, ctx.first)
         ctx.stats.host_tries += 1 + ctx.first
-        if ctx.first and wants.for_bucket(need, True) != wants.for_bucket(need, False):
+        if ctx.first and wants.per_job_units:
             return None
         return expected
     first = ctx.first
@@ -88,16 +87,18 @@ def claim_run(
     ctx.token.checkpoint()
     books = finder.books
     amounts = tuple((n, a) for n, a in want.items() if n != SLOTS) if len(want) > 1 else ()
+    scales = ctx.scales
+    units = tuple((n, to_units(a, scales[n])) for n, a in amounts)
     held = ctx.uncommitted
     # At most ntaken + len(held) candidates are passed over: look no further.
-    enough = _candidates(finder, books, amounts, need)[: count + ntaken + len(held)]
+    enough = _candidates(finder, books, units, need)[: count + ntaken + len(held)]
     if ntaken or held:
         keep = ~np.frombuffer(taken, dtype=np.bool_)[enough]
         if len(held) > ntaken:  # held covers taken: some host an earlier term debited
             debited = np.fromiter(held.keys(), dtype=np.intp, count=len(held))
             for k in np.flatnonzero(keep & np.isin(enough, debited)).tolist():
                 h = int(enough[k])
-                keep[k] = _fits_with_debits(books, h, want, held[h])
+                keep[k] = _fits_with_debits(books, h, ((SLOTS, float(need)), *units), held[h])
         enough = enough[keep]
     run = ClaimRun(enough[:count], need, amounts, ctx.term)  # keeps a compact copy
     if len(run) == count:
@@ -116,6 +117,7 @@ def _candidates(
 
 
 def _fits_with_debits(
-    books: SessionBooks, h: int, want: dict[str, float], held: dict[str, float]
+    books: SessionBooks, h: int, want: tuple[tuple[str, float], ...], held: dict[str, float]
 ) -> bool:
-    return all(books.available(n)[h] - held.get(n, 0.0) >= a - _EPS for n, a in want.items())
+    """The exact try's resource check on one host (units)."""
+    return all(books.units(n)[h] - held.get(n, 0.0) >= a for n, a in want)

@@ -7,7 +7,7 @@ those are charged only once the job is dispatched (spec: "Rollback scope").
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 
 from xce.alloc.books import SessionBooks
@@ -16,6 +16,7 @@ from xce.alloc.limits import LimitBooks
 from xce.alloc.outcome import AllocMode, Claim, ClaimRun, Part
 from xce.alloc.request import PreparedPrimary
 from xce.cluster.catalog import SLOTS
+from xce.cluster.units import to_units
 
 __all__ = ["AllocContext", "AllocStats"]
 
@@ -47,7 +48,9 @@ class AllocContext:
     ``nhosts``/``nslots`` describe the bucket being tried (Req 4 AC 6); ``request`` is
     the host want the prepare fan-out builds before each host try (entries are
     appended, like the spec's ``alloc_req.host``, so a plugin that does not guard on the
-    jobs it owns corrupts it); ``uncommitted`` maps host -> resource -> debit. Its inner
+    jobs it owns corrupts it), in the resources' own units; ``uncommitted`` maps host ->
+    resource -> debit, and ``shared_uncommitted`` resource -> debit, both in resolution
+    units (exact: a rollback leaves exactly nothing). Its inner
     mappings are replaced, never changed in place: the hosts of a claim run share one.
     Claim runs are entered into it only when it is read (most jobs never read it again
     after their run: a wide job's thousands of hosts are then never entered at all).
@@ -67,6 +70,7 @@ class AllocContext:
         "project",
         "queue",
         "request",
+        "scales",
         "shared_uncommitted",
         "stats",
         "term",
@@ -87,6 +91,7 @@ class AllocContext:
         mode: AllocMode = AllocMode.NORMAL,
     ) -> None:
         self.books = books
+        self.scales = books.scales
         self.limits = limits
         self.user, self.queue, self.project = user, queue, project
         self.limit_ids = limits.applicable(user, queue, project)
@@ -134,13 +139,19 @@ class AllocContext:
 
     def debit(self, claim: Claim) -> None:
         """Provisionally take ``claim`` for this attempt."""
+        self.debit_units(claim.host, _units(claim.slots, claim.amounts, self.scales))
+
+    def debit_units(self, host: int, taken: dict[str, float]) -> None:
+        """Provisionally take ``taken`` (resource -> units, slots included) on ``host``."""
         uncommitted = self.uncommitted
-        old = uncommitted.get(claim.host)
-        held = dict(old) if old else {}
-        held[SLOTS] = held.get(SLOTS, 0.0) + claim.slots
-        for name, amount in claim.amounts:
+        old = uncommitted.get(host)
+        if not old:
+            uncommitted[host] = taken
+            return
+        held = dict(old)
+        for name, amount in taken.items():
             held[name] = held.get(name, 0.0) + amount
-        uncommitted[claim.host] = held
+        uncommitted[host] = held
 
     def debit_run(self, run: ClaimRun) -> None:
         """:meth:`debit` for every claim of ``run`` (entered when next read)."""
@@ -150,7 +161,7 @@ class AllocContext:
         hosts = run.hosts.tolist()
         uncommitted = self._uncommitted
         if uncommitted.keys().isdisjoint(hosts):  # fresh hosts share one mapping
-            uncommitted.update(dict.fromkeys(hosts, _amounts(run.slots, run.amounts)))
+            uncommitted.update(dict.fromkeys(hosts, _units(run.slots, run.amounts, self.scales)))
             return
         for claim in run.claims():
             self.debit(claim)
@@ -162,11 +173,11 @@ class AllocContext:
                 if any(part is run for run in self._runs):  # never entered: drop it
                     self._runs = [run for run in self._runs if run is not part]
                     continue
-                taken = _amounts(part.slots, part.amounts)
+                taken = _units(part.slots, part.amounts, self.scales)
                 for h in part.hosts.tolist():
                     self._credit(h, taken)
             else:
-                self._credit(part.host, _amounts(part.slots, part.amounts))
+                self._credit(part.host, _units(part.slots, part.amounts, self.scales))
 
     def _credit(self, host: int, taken: dict[str, float]) -> None:
         uncommitted = self.uncommitted
@@ -177,24 +188,29 @@ class AllocContext:
         left = dict(held)
         for name, amount in taken.items():
             left[name] -= amount
-        if all(abs(v) < 1e-9 for v in left.values()):
+        if not any(left.values()):  # units: exactly nothing left
             del uncommitted[host]
         else:
             uncommitted[host] = left
 
-    def debit_shared(self, amounts: Iterable[tuple[str, float]]) -> None:
-        for name, amount in amounts:
+    def debit_shared(self, units: Iterable[tuple[str, float]]) -> None:
+        """Provisionally take shared amounts (in units) for this attempt."""
+        for name, amount in units:
             self.shared_uncommitted[name] = self.shared_uncommitted.get(name, 0.0) + amount
 
-    def credit_shared(self, amounts: Iterable[tuple[str, float]]) -> None:
-        for name, amount in amounts:
+    def credit_shared(self, units: Iterable[tuple[str, float]]) -> None:
+        """Give back shared amounts (in units) exactly."""
+        for name, amount in units:
             self.shared_uncommitted[name] -= amount
-            if abs(self.shared_uncommitted[name]) < 1e-9:
+            if not self.shared_uncommitted[name]:
                 del self.shared_uncommitted[name]
 
 
-def _amounts(slots: int, amounts: Iterable[tuple[str, float]]) -> dict[str, float]:
+def _units(
+    slots: int, amounts: Iterable[tuple[str, float]], scales: Mapping[str, float]
+) -> dict[str, float]:
+    """A claim's slots and amounts in resolution units."""
     out = {SLOTS: float(slots)}
     for name, amount in amounts:
-        out[name] = out.get(name, 0.0) + amount
+        out[name] = out.get(name, 0.0) + to_units(amount, scales[name])
     return out

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from xce.alloc.context import AllocContext, AllocStats
 from xce.alloc.diagnose import diagnose, shared_shortfall
 from xce.alloc.hosts import HostFinder, HostIterator
 from xce.alloc.limits import LimitBooks
+from xce.alloc.never import EmptyCluster
 from xce.alloc.outcome import (
     AllocMode,
     Claim,
@@ -44,10 +45,11 @@ from xce.alloc.plugins import AllocatorRegistry, default_registry
 from xce.alloc.request import PreparedPrimary, PreparedRequirement
 from xce.cluster.catalog import SLOTS
 from xce.cluster.state import ClusterState
+from xce.cluster.units import to_units
 
 __all__ = ["AllocOptions", "Allocator", "JobRequest"]
 
-_EPS = 1e-9
+_JOBS = "jobs"  # a limit's key for the number of jobs
 _NOTHING: dict[str, float] = {}
 Hook = Callable[[AllocContext], None]
 Placed = tuple[tuple[Part, ...], tuple[tuple[str, float], ...]]
@@ -101,6 +103,11 @@ class Allocator:
         self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
         self._standard_hooks = self.registry.builtin_only()
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
+        self.empty = EmptyCluster(self, self._on_empty)
+
+    def _on_empty(self, state: ClusterState) -> Allocator:
+        """An allocator like this one on ``state`` (the never-runnable check's)."""
+        return Allocator(state, self.registry, replace(self.options, cache=False), self.token)
 
     def rebind(self, state: ClusterState) -> None:
         """Use ``state`` (a newer view of the same cluster) from the next session on."""
@@ -127,6 +134,19 @@ class Allocator:
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
         """Place ``job`` and charge the session's books at once, or say why it waits."""
+        decision = self._decide(job, mode, charge=True)
+        if isinstance(decision, Pending):
+            never = self.empty.never_runnable(job)
+            if never is not None:
+                return Pending(job.id, never, decision.cached)
+        return decision
+
+    def try_place(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
+        """:meth:`decide` without charging the books or the never-runnable check (what
+        the job would get now; the books are left exactly as they were)."""
+        return self._decide(job, mode, charge=False)
+
+    def _decide(self, job: JobRequest, mode: AllocMode, *, charge: bool) -> Decision:
         self.token.checkpoint()
         ctx = AllocContext(
             self.books,
@@ -142,9 +162,10 @@ class Allocator:
             placed = self._place_requirement(job.requirement, ctx)
         if isinstance(placed, _Failed):
             return Pending(job.id, placed.info, placed.cached)
-        if ctx.limit_ids:
-            self.limits.charge(ctx.limit_ids, placed)
-        self.books.charge(placed)
+        if charge:
+            if ctx.limit_ids:
+                self.limits.charge(ctx.limit_ids, placed)
+            self.books.charge(placed)
         return Dispatched(job.id, placed)
 
     def _place_requirement(
@@ -152,8 +173,11 @@ class Allocator:
     ) -> JobAllocation | _Failed:
         failures: list[_Failed] = []
         for a, terms in enumerate(req.alternatives):
-            over = self._aggregate_limit(ctx, terms, None) if ctx.limit_ids else None
-            if over is not None:  # a job-level cause comes first (design §5)
+            # Job-level causes come first (docs/allocation.md): shared, then aggregate.
+            over = _shared_shortfall(terms, ctx)
+            if over is None and ctx.limit_ids:
+                over = self._aggregate_limit(ctx, terms, None)
+            if over is not None:
                 failures.append(over)
                 continue
             placed = self._place_terms(terms, ctx)
@@ -164,7 +188,8 @@ class Allocator:
             over = self._aggregate_limit(ctx, terms, placed) if ctx.limit_ids else None
             if over is not None:
                 ctx.credit(claims)
-                ctx.credit_shared(shared)
+                for pp in terms:
+                    ctx.credit_shared(pp.wants.shared_units)
                 failures.append(over)
                 continue
             return JobAllocation(claims, shared, a if req.is_alter else None)
@@ -174,9 +199,7 @@ class Allocator:
         others = "; ".join(
             f"alternative {i}: {f.info.reason.value}" for i, f in enumerate(failures) if i
         )
-        info = PendInfo(
-            first.info.reason, f"alternative 0: {first.info.message} ({others})", first.info.hosts
-        )
+        info = replace(first.info, message=f"alternative 0: {first.info.message} ({others})")
         return _Failed(info, all(f.cached for f in failures))
 
     def _aggregate_limit(
@@ -188,32 +211,47 @@ class Allocator:
         """An aggregate limit this alternative would exceed: checked before placement with
         the least it can take (tasks, per-task amounts, one host's per-host amounts) and
         after it with what it did take."""
-        totals: dict[str, float] = {}
+        totals: dict[str, float] = {}  # units
         if placed is None:
             slots = sum(pp.tasks for pp in terms)
             for pp in terms:
                 w = pp.wants
                 for name, amount in (
-                    *((n, a * pp.tasks) for n, a in w.per_task),
-                    *w.per_host,
-                    *w.per_job,
-                    *w.shared,
+                    *((n, a * pp.tasks) for n, a in w.per_task_units),
+                    *w.per_host_units,
+                    *w.per_job_units,
+                    *w.shared_units,
                 ):
                     totals[name] = totals.get(name, 0.0) + amount
         else:
             parts, shared = placed
+            scales = ctx.scales
             slots = 0
             for part in parts:
                 k = len(part.hosts) if isinstance(part, ClaimRun) else 1
                 slots += part.slots * k
                 for name, amount in part.amounts:
-                    totals[name] = totals.get(name, 0.0) + amount * k
+                    totals[name] = totals.get(name, 0.0) + to_units(amount, scales[name]) * k
             for name, amount in shared:
-                totals[name] = totals.get(name, 0.0) + amount
+                totals[name] = totals.get(name, 0.0) + to_units(amount, scales[name])
         over = self.limits.aggregate_violation(ctx.limit_ids, slots, totals)
         if over is None:
             return None
-        return _Failed(PendInfo(PendReason.LIMIT, f"limit {over.name!r} would be exceeded"))
+        lim, key, used, cap, extra = over
+        show = self._show
+        what = f"{show(key, used)} of {show(key, cap)} {key} in use, wants {show(key, extra)}"
+        return _Failed(
+            PendInfo(
+                PendReason.LIMIT,
+                f"limit {lim.name!r} would be exceeded: {what}",
+                limits=(lim.name,),
+            )
+        )
+
+    def _show(self, key: str, units: float) -> str:
+        """An amount in units as the resource's own number (slots and jobs: whole)."""
+        scale = self.books.scales.get(key, 1.0)
+        return f"{units / scale:g}"
 
     def _place_terms(self, terms: Sequence[PreparedPrimary], ctx: AllocContext) -> Placed | _Failed:
         """Every term or nothing: a failing term gives back all earlier terms' debits."""
@@ -223,7 +261,8 @@ class Allocator:
             placed = self._place_primary(pp, ctx, t)
             if isinstance(placed, _Failed):
                 ctx.credit(claims)
-                ctx.credit_shared(shared)
+                for earlier in terms[:t]:
+                    ctx.credit_shared(earlier.wants.shared_units)
                 return placed
             claims.extend(placed)
             shared.extend(pp.wants.shared)
@@ -247,11 +286,12 @@ class Allocator:
         short = shared_shortfall(pp, ctx)
         if short is not None:
             return self._unsatisfiable(key if clean else None, short)
-        ctx.debit_shared(pp.wants.shared)
-        claims = self._run_plans(pp, ctx)
+        ctx.debit_shared(pp.wants.shared_units)
+        groups = self._same_groups(pp.primary.same)
+        claims = self._run_plans(pp, ctx, groups)
         if claims is None:
-            ctx.credit_shared(pp.wants.shared)
-            info = diagnose(pp, ctx, breakdown=self.options.explain)
+            ctx.credit_shared(pp.wants.shared_units)
+            info = diagnose(pp, ctx, breakdown=self.options.explain, groups=groups)
             return self._unsatisfiable(key if clean else None, info)
         return claims
 
@@ -261,10 +301,15 @@ class Allocator:
             self.stats.cache_inserts += 1
         return _Failed(info)
 
-    def _run_plans(self, pp: PreparedPrimary, ctx: AllocContext) -> list[Part] | None:
+    def _run_plans(
+        self, pp: PreparedPrimary, ctx: AllocContext, groups: list[np.ndarray | None]
+    ) -> list[Part] | None:
         """Walk the elected plugin's plans; the first satisfied plan wins (Req 4 AC 2-4)."""
-        groups = self._same_groups(pp.primary.same)
+        if pp.tasks > self.books.total_slots:
+            return None  # more tasks than the ok hosts have slots free: no plan can fit
         finders = [HostFinder(pp, self.books, g, cursors=self.options.cursors) for g in groups]
+        if len(finders) > 1:
+            finders = self._in_host_order(pp, finders)
         # The shortcuts' bounds cost a pass over the eligible hosts, so they are computed
         # only once a first plan has failed (most jobs place on their first plan), and
         # never for a single-slot primary (one plan of one bucket: nothing to skip).
@@ -310,8 +355,21 @@ class Allocator:
             plans.close()
         return None
 
+    def _in_host_order(self, pp: PreparedPrimary, finders: list[HostFinder]) -> list[HostFinder]:
+        """``same[]`` groups in the job's host order (``order[]``, else host order) of
+        their first eligible member: a host that is ok, matches the select and could take
+        one task with the job's first-bucket want now (so a 1-task job lands where the
+        seqjob rule puts it). Groups without one come last, in their own order."""
+        first = self.books.hosts.n
+        candidates = HostFinder(pp, self.books).ordered(pp.wants.units_for_bucket(1, True), 1)
+        rank = np.full(self.books.hosts.n, first, dtype=np.intp)
+        rank[candidates] = np.arange(len(candidates))
+        keys = [int(rank[f.mask].min()) if f.mask.any() else first for f in finders]
+        return [finders[i] for i in sorted(range(len(finders)), key=keys.__getitem__)]
+
     def _same_groups(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
-        """``same[a:b]``: one host mask per distinct value combination, by first host."""
+        """``same[a:b]``: one host mask per distinct value combination (hosts lacking one
+        of them are in none), by first member."""
         if not names:
             return [None]
         groups = self._groups.get(names)
@@ -406,7 +464,7 @@ class Allocator:
         assert ctx.primary is not None
         if self.options.shortcuts and need > self.books.max_slots:
             return None  # no ok host has that many slots at all: every scan would be empty
-        want = ctx.primary.wants.for_bucket(need, ctx.first)
+        want = ctx.primary.wants.units_for_bucket(need, ctx.first)
         hosts = HostIterator(finder, need, want, self.token, after=after)
         self.stats.iterators += 1
         try:
@@ -421,7 +479,8 @@ class Allocator:
         return None
 
     def try_host(self, h: int, ctx: AllocContext) -> Claim | None:
-        """The per-host try: the prepare fan-out builds the want, then the exact check."""
+        """The per-host try: the prepare fan-out builds the want, then the exact check
+        (in resolution units: no tolerance)."""
         self.stats.host_tries += 1
         request = ctx.request
         request.clear()
@@ -430,81 +489,137 @@ class Allocator:
         want: dict[str, float] = {}
         for name, amount in request:
             want[name] = want.get(name, 0.0) + amount
+        scales = ctx.scales
+        taken = {name: to_units(amount, scales[name]) for name, amount in want.items()}
         held = ctx.uncommitted.get(h, _NOTHING)
-        available = self.books.available
-        for name, amount in want.items():
-            if not available(name)[h] - held.get(name, 0.0) >= amount - _EPS:
+        units = self.books.units
+        for name, amount in taken.items():
+            if not units(name)[h] - held.get(name, 0.0) >= amount:
                 return None
-        if ctx.limit_ids and self.limits.host_violation(ctx.limit_ids, h, want, held) is not None:
+        if ctx.limit_ids and self.limits.host_violation(ctx.limit_ids, h, taken, held) is not None:
             return None
         slots = int(want.pop(SLOTS, 0))
         claim = Claim(h, slots, tuple(want.items()), ctx.term)
-        ctx.debit(claim)
+        ctx.debit_units(h, taken)
         return claim
 
     def _fill(
         self, pp: PreparedPrimary, ctx: AllocContext, finder: HostFinder
     ) -> list[Part] | None:
-        """The fill plan (design §3): each host in order takes what it can of the rest."""
-        remaining = pp.tasks
-        claimed: list[Part] = []
-        hosts = HostIterator(finder, 1, pp.wants.for_bucket(1, False), self.token)
+        """The fill plan (design §3): each host in order takes what it can of the rest.
+
+        The first claim carries the per-job amounts, so it goes on the first host (in
+        order) that can take them with at least one task *and* leaves enough room on the
+        others for the rest; the others follow in order. Whether the plan succeeds then
+        depends only on what each host can take, not on the order (so it can only stop
+        succeeding as availability falls: what the unsatisfiable cache relies on).
+        """
+        hosts = HostIterator(finder, 1, pp.wants.units_for_bucket(1, False), self.token)
         self.stats.iterators += 1
         try:
-            for h in hosts:
-                ctx.first = not claimed
-                take = min(remaining, self._room(h, pp, ctx))
-                if take < 1:
-                    continue
-                ctx.nhosts, ctx.nslots = 1, take
-                claim = self.try_host(h, ctx)
-                if claim is None:
-                    continue
-                claimed.append(claim)
-                remaining -= take
-                if remaining == 0:
-                    return claimed
+            if pp.wants.per_job_units:
+                order = self._first_then_rest(pp, ctx, list(hosts))
+                if order is None:
+                    return None
+                return self._fill_in(pp, ctx, iter(order))
+            return self._fill_in(pp, ctx, hosts)
         finally:
             hosts.close()
+
+    def _first_then_rest(
+        self, pp: PreparedPrimary, ctx: AllocContext, candidates: list[int]
+    ) -> list[int] | None:
+        """The fill order with per-job amounts: the first host that can carry them and
+        still complete the plan, then every other candidate in order (None: none can)."""
+        rooms = [self._room(h, pp, ctx, first=False) for h in candidates]
+        total = sum(rooms)
+        for i, h in enumerate(candidates):
+            if rooms[i] < 1:
+                continue
+            own = self._room(h, pp, ctx, first=True)
+            if own >= 1 and total - rooms[i] + own >= pp.tasks:
+                return [h, *candidates[:i], *candidates[i + 1 :]]
+        return None
+
+    def _fill_in(
+        self, pp: PreparedPrimary, ctx: AllocContext, hosts: Iterator[int]
+    ) -> list[Part] | None:
+        remaining = pp.tasks
+        claimed: list[Part] = []
+        for h in hosts:
+            ctx.first = not claimed
+            take = min(remaining, self._room(h, pp, ctx, ctx.first))
+            if take < 1:
+                continue
+            ctx.nhosts, ctx.nslots = 1, take
+            claim = self.try_host(h, ctx)
+            if claim is None:
+                continue
+            claimed.append(claim)
+            remaining -= take
+            if remaining == 0:
+                return claimed
         ctx.credit(claimed)
         return None
 
-    def _room(self, h: int, pp: PreparedPrimary, ctx: AllocContext) -> int:
-        """How many tasks host ``h`` can still take for this attempt (0 if none)."""
+    def _room(self, h: int, pp: PreparedPrimary, ctx: AllocContext, first: bool) -> int:
+        """How many tasks host ``h`` can still take for this attempt (0 if none), with
+        the per-job amounts if ``first``; exact (units)."""
         held = ctx.uncommitted.get(h, _NOTHING)
-        available = self.books.available
-        room = _floor(available(SLOTS)[h] - held.get(SLOTS, 0.0))
+        units = self.books.units
+        room = _whole(units(SLOTS)[h] - held.get(SLOTS, 0.0))
         ids = ctx.limit_ids
+        limits = self.limits
         if ids:
-            room = min(
-                room, _floor(self.limits.host_headroom(ids, h, SLOTS) - held.get(SLOTS, 0.0))
-            )
+            if not held and limits.host_headroom(ids, h, _JOBS) < 1:
+                return 0  # a per-host jobs limit: this job would be one too many here
+            room = min(room, _whole(limits.host_headroom(ids, h, SLOTS) - held.get(SLOTS, 0.0)))
         wants = pp.wants
-        fixed = dict(wants.per_host)
-        if ctx.first:
-            for name, amount in wants.per_job:
+        fixed = dict(wants.per_host_units)
+        if first:
+            for name, amount in wants.per_job_units:
                 fixed[name] = fixed.get(name, 0.0) + amount
-        per_task = dict(wants.per_task)
-        for name in {*per_task, *fixed}:
-            free = available(name)[h] - held.get(name, 0.0) - fixed.get(name, 0.0)
+        per_task = dict(wants.per_task_units)
+        for name in (*per_task, *(n for n in fixed if n not in per_task)):
+            free = units(name)[h] - held.get(name, 0.0) - fixed.get(name, 0.0)
             if ids:
                 free = min(
                     free,
-                    self.limits.host_headroom(ids, h, name)
-                    - held.get(name, 0.0)
-                    - fixed.get(name, 0.0),
+                    limits.host_headroom(ids, h, name) - held.get(name, 0.0) - fixed.get(name, 0.0),
                 )
-            if not free >= -_EPS:
+            if not free >= 0:
                 return 0
             if per_task.get(name, 0.0) > 0:
-                room = min(room, _floor(free / per_task[name]))
+                room = min(room, _whole(free // per_task[name]))
         return max(room, 0)
 
 
-def _floor(x: float) -> int:
+def _whole(x: float) -> int:
+    """A whole number of units or tasks as an int (NaN: none; infinite: unbounded)."""
     if math.isnan(x):
         return 0
-    return math.floor(x + _EPS) if math.isfinite(x) else 1 << 62
+    return int(x) if math.isfinite(x) else 1 << 62
+
+
+def _shared_shortfall(terms: Sequence[PreparedPrimary], ctx: AllocContext) -> _Failed | None:
+    """A shared resource the whole alternative wants more of than is left (job level)."""
+    wanted: dict[str, float] = {}
+    for pp in terms:
+        for name, amount in pp.wants.shared_units:
+            wanted[name] = wanted.get(name, 0.0) + amount
+    for name, amount in wanted.items():
+        left = ctx.books.shared_units(name)
+        if left < amount:
+            scale = ctx.scales[name]
+            total = ctx.books.shared_total(name)
+            return _Failed(
+                PendInfo(
+                    PendReason.SHARED_RESOURCE,
+                    f"shared resource {name}: wants {amount / scale:g}, "
+                    f"{max(left, 0) / scale:g} of {total:g} left",
+                )
+            )
+    return None
 
 
 class _Capacity:

@@ -33,7 +33,6 @@ __all__ = ["HostFinder", "HostIterator"]
 BoolArray = npt.NDArray[np.bool_]
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
-_EPS = 1e-9
 _PROBE = 4  # hosts checked one by one before filtering chunks with numpy
 _NONE: tuple[int, ...] = ()  # no candidates (yet)
 _FIRST_CHUNK = 64
@@ -67,21 +66,22 @@ class HostFinder:
         )
 
     def fits(self, want: Amounts, nslots: int, lo: int, hi: int) -> BoolArray:
-        """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want`` (as the
-        exact try judges it: a host lacking a wanted resource fails even for 0 of it)."""
-        avail = self.books.available
-        cond = self.mask[lo:hi] & (avail(SLOTS)[lo:hi] >= nslots - _EPS)
+        """Hosts lo..hi-1 passing the filter with room for ``nslots`` and ``want`` (in
+        resolution units, as the exact try judges it: a host lacking a wanted resource
+        fails even for 0 of it)."""
+        units = self.books.units
+        cond = self.mask[lo:hi] & (units(SLOTS)[lo:hi] >= nslots)
         for name, amount in want:
-            cond &= avail(name)[lo:hi] >= amount - _EPS
+            cond &= units(name)[lo:hi] >= amount
         return cond
 
     def fits_one(self, want: Amounts, nslots: int, h: int) -> bool:
         """:meth:`fits` for one host, without numpy's per-call overhead."""
-        avail = self.books.available
-        if not (self.mask[h] and avail(SLOTS)[h] >= nslots - _EPS):
+        units = self.books.units
+        if not (self.mask[h] and units(SLOTS)[h] >= nslots):
             return False
         for name, amount in want:  # noqa: SIM110 (a loop: no generator per host)
-            if not avail(name)[h] >= amount - _EPS:
+            if not units(name)[h] >= amount:
                 return False
         return True
 
@@ -121,26 +121,35 @@ class HostFinder:
         books = self.books
         kind = books.state.catalog.kind(name)
         if kind is ResourceKind.CONSUMABLE:
-            return books.available(name)
+            return books.units(name)  # the same order as the amounts themselves
         if kind is ResourceKind.NUMERIC:
             return np.asarray(books.hosts.numeric[name])
         if kind is ResourceKind.BOOLEAN:
             return np.asarray(books.hosts.tags[name], dtype=np.float64)
-        return np.full(books.hosts.n, books.shared_available(name))
+        if kind is ResourceKind.SHARED:
+            return np.full(books.hosts.n, books.shared_units(name))
+        base = name[3:] if name.startswith("max") else name  # order[maxmem]: capacity
+        if books.state.catalog.kind(base) is ResourceKind.SHARED:
+            return np.full(books.hosts.n, books.shared_total(base))
+        return np.asarray(books.hosts.units[base], dtype=np.float64)
 
     def task_capacity(self) -> npt.NDArray[np.int64]:
-        """Per eligible host, an upper bound on the tasks it can take now (shortcuts)."""
+        """Per eligible host, an upper bound on the tasks it can take now (shortcuts):
+        what its slots and its per-task and per-host amounts allow, exactly as the try
+        counts them (units), and never more (per-job amounts and limits only lower it)."""
         books, wants = self.books, self.primary.wants
         idx = np.flatnonzero(self.mask)
-        cap = np.floor(books.available(SLOTS)[idx] + _EPS)
-        for name, per_task in wants.per_task:
-            if per_task > 0:
-                extra = dict(wants.per_host).get(name, 0.0)
-                cap = np.minimum(
-                    cap, np.floor((books.available(name)[idx] - extra) / per_task + _EPS)
-                )
-        for name, amount in wants.per_host:
-            cap = np.where(books.available(name)[idx] >= amount - _EPS, cap, 0)
+        cap = books.units(SLOTS)[idx]
+        per_host = dict(wants.per_host_units)
+        with np.errstate(invalid="ignore"):
+            for name, per_task in wants.per_task_units:
+                free = books.units(name)[idx] - per_host.get(name, 0.0)
+                if per_task > 0:
+                    cap = np.minimum(cap, np.floor_divide(free, per_task))
+                else:  # a host lacking the resource (NaN) cannot take the job
+                    cap = np.where(free >= 0, cap, 0)
+            for name, amount in wants.per_host_units:
+                cap = np.where(books.units(name)[idx] >= amount, cap, 0)
         return np.asarray(np.fmax(cap, 0), dtype=np.int64)  # fmax: NaN (lacks it) -> 0
 
 

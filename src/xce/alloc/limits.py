@@ -2,7 +2,8 @@
 
 A limit applies to a job when its user, queue and project are each in the limit's lists
 (a list left out means everyone). A job must fit under every limit that applies:
-per-host limits are checked in every host try, aggregate ones once per job.
+per-host limits are checked in every host try, aggregate ones once per job. Usage and
+caps are counted in resolution units (:mod:`xce.cluster.units`): exact.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import numpy.typing as npt
 from xce.alloc.outcome import JobAllocation
 from xce.cluster.catalog import SLOTS
 from xce.cluster.state import ClusterState, Limit
+from xce.cluster.units import to_units
 
 __all__ = ["LimitBooks"]
 
-_EPS = 1e-9
 _JOBS = "jobs"
 Amounts = tuple[tuple[str, float], ...]
 
@@ -29,8 +30,8 @@ def _tasks_within(
 ) -> npt.NDArray[np.float64]:
     """Tasks that fit in ``left`` at ``per_task`` each after ``fixed`` (all or none if 0)."""
     if per_task <= 0:
-        return np.where(left >= fixed - _EPS, np.inf, 0.0)
-    return np.maximum(np.floor((left - fixed) / per_task + _EPS), 0.0)
+        return np.where(left >= fixed, np.inf, 0.0)
+    return np.maximum(np.floor_divide(left - fixed, per_task), 0.0)
 
 
 class LimitBooks:
@@ -38,6 +39,7 @@ class LimitBooks:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        self.scales = state.catalog.scales
         self.limits: tuple[Limit, ...] = state.limits
         self._total: list[dict[str, float]] = []
         self._per_host: list[dict[str, npt.NDArray[np.float64]]] = []
@@ -57,23 +59,27 @@ class LimitBooks:
         index = self.state.hosts.index
         for job in self.state.running:
             claims = [
-                (index[a.host], float(a.slots), tuple(a.resources.items())) for a in job.alloc
+                (index[a.host], float(a.slots), self._units(a.resources.items())) for a in job.alloc
             ]
-            shared = tuple(job.shared.items())
+            shared = self._units(job.shared.items())
             self._add(self.applicable(job.user, job.queue, job.project), claims, shared)
+
+    def _units(self, amounts: Iterable[tuple[str, float]]) -> Amounts:
+        scales = self.scales
+        return tuple((n, to_units(a, scales[n])) for n, a in amounts)
 
     @staticmethod
     def _keys(lim: Limit) -> list[str]:
         keys = [k for k, v in ((SLOTS, lim.slots), (_JOBS, lim.jobs)) if v is not None]
         return keys + list(lim.resources)
 
-    @staticmethod
-    def _cap(lim: Limit, key: str) -> float:
+    def _cap(self, lim: Limit, key: str) -> float:
+        """The limit on ``key``, in units."""
         if key == SLOTS:
             return float(lim.slots if lim.slots is not None else np.inf)
         if key == _JOBS:
             return float(lim.jobs if lim.jobs is not None else np.inf)
-        return float(lim.resources[key])
+        return to_units(lim.resources[key], self.scales[key])
 
     def _find_applicable(self, user: str, queue: str, project: str) -> tuple[int, ...]:
         return tuple(i for i, lim in enumerate(self.limits) if lim.applies_to(user, queue, project))
@@ -87,8 +93,8 @@ class LimitBooks:
     ) -> Limit | None:
         """The first per-host limit that ``want`` more on host ``h`` would exceed.
 
-        ``already`` is what this job attempt holds on ``h`` uncommitted; a job counts
-        once per host towards a ``jobs`` limit.
+        ``want`` and ``already`` (what this job attempt holds on ``h`` uncommitted) are
+        in units; a job counts once per host towards a ``jobs`` limit.
         """
         for i in which:
             lim = self.limits[i]
@@ -99,12 +105,13 @@ class LimitBooks:
                     extra, held = (0.0 if already else 1.0), 0.0
                 else:
                     extra, held = want.get(key, 0.0), already.get(key, 0.0)
-                if extra and used[h] + held + extra > self._cap(lim, key) + _EPS:
+                if extra and used[h] + held + extra > self._cap(lim, key):
                     return lim
         return None
 
     def host_headroom(self, which: Iterable[int], h: int, key: str) -> float:
-        """How much more of ``key`` the per-host limits allow on host ``h``."""
+        """How much more of ``key`` (units; ``jobs``: jobs) the per-host limits allow on
+        host ``h``."""
         room = np.inf
         for i in which:
             lim = self.limits[i]
@@ -151,22 +158,24 @@ class LimitBooks:
 
     def aggregate_violation(
         self, which: Iterable[int], slots: float, amounts: Mapping[str, float]
-    ) -> Limit | None:
-        """The first aggregate limit that a job of ``slots`` and ``amounts`` would exceed."""
+    ) -> tuple[Limit, str, float, float, float] | None:
+        """The first aggregate limit a job of ``slots`` and ``amounts`` (units) would
+        exceed, as (limit, key, in use, cap, wanted) in units; None if it fits."""
         for i in which:
             lim = self.limits[i]
             if lim.per_host:
                 continue
             for key, used in self._total[i].items():
                 extra = slots if key == SLOTS else 1.0 if key == _JOBS else amounts.get(key, 0.0)
-                if extra and used + extra > self._cap(lim, key) + _EPS:
-                    return lim
+                cap = self._cap(lim, key)
+                if extra and used + extra > cap:
+                    return lim, key, used, cap, extra
         return None
 
     def charge(self, which: tuple[int, ...], allocation: JobAllocation) -> None:
         """Count a dispatched job against every limit that applies to it."""
-        claims = [(c.host, float(c.slots), c.amounts) for c in allocation.claims]
-        self._add(which, claims, allocation.shared)
+        claims = [(c.host, float(c.slots), self._units(c.amounts)) for c in allocation.claims]
+        self._add(which, claims, self._units(allocation.shared))
 
     def _add(
         self, which: tuple[int, ...], claims: list[tuple[int, float, Amounts]], shared: Amounts

@@ -77,7 +77,8 @@ class PendInfo:
     ``hosts`` gives every host considered exactly one reason (the counts add up to the
     hosts considered); ``examples`` names a few hosts per reason. ``limits`` names the
     limits the job waits on (LIMIT, or a NEVER_RUNNABLE caused by a limit): a strict
-    queue lets later jobs those limits do not apply to pass.
+    queue lets later jobs those limits do not apply to pass. ``cause`` is, for
+    NEVER_RUNNABLE, the reason the job fails even on the empty cluster (SPAN, SELECT...).
     """
 
     reason: PendReason
@@ -85,6 +86,7 @@ class PendInfo:
     hosts: Mapping[str, int] = field(default_factory=_no_hosts, compare=False)
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=_no_examples, compare=False)
     limits: tuple[str, ...] = field(default=(), compare=False)
+    cause: PendReason | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,18 +128,30 @@ class CombinatorialPlanIterator(_Base):
 
     ``span[hosts=1]`` leaves only ``[N]``; ``span[ptile=p]`` gives the one plan of
     p-sized buckets plus a remainder bucket. Without span (or with ``hosts=-1``) a
-    final fill plan follows the N balanced plans (design §3).
+    final fill plan follows the balanced plans (design §3).
+
+    ``max_buckets`` (the scheduler state's ``init`` argument: the hosts that take work)
+    leaves out plans with more buckets than that: their buckets need distinct hosts, so
+    they cannot succeed (design §3). It keeps a job of 10**10 tasks from making 10**10
+    plans or a plan of 10**10 buckets.
     """
 
     __slots__ = ("_k", "_last_k", "_n", "_ptile", "_with_fill")
 
-    def __init__(self, primary: PreparedPrimary, token: CancelToken) -> None:
+    def __init__(
+        self, primary: PreparedPrimary, token: CancelToken, max_buckets: int | None = None
+    ) -> None:
         super().__init__(token)
         span = primary.primary.span
         self._n = primary.tasks
         self._k = 1
         self._ptile = span.ptile if span is not None else None
         self._last_k = 1 if (span is not None and span.hosts == 1) or self._ptile else self._n
+        if max_buckets is not None:
+            if self._ptile is not None and -(-self._n // self._ptile) > max_buckets:
+                self._last_k = 0  # the one ptile plan has too many buckets
+            else:
+                self._last_k = min(self._last_k, max_buckets)
         self._with_fill = span is None or (span.hosts == -1 and span.ptile is None)
 
     def __next__(self) -> Plan:

@@ -88,7 +88,7 @@ class ParJobAllocator:
             request_host_want(ctx, ctx.nslots)
 
     def plans(self, primary: PreparedPrimary, ctx: AllocContext) -> PlanIterator:
-        return CombinatorialPlanIterator(primary, ctx.token)
+        return CombinatorialPlanIterator(primary, ctx.token, max_buckets=ctx.books.n_ok)
 
 
 class AllocatorRegistry:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from xce.cluster.catalog import Reservation, ResourceCatalog, ResourceKind
+from xce.cluster.units import grid_error, to_units
+from xce.errors import ResreqError
 from xce.resreq import (
     AlterResreq,
     CompiledSelect,
@@ -28,43 +30,77 @@ Amounts = tuple[tuple[str, float], ...]
 
 @dataclass(frozen=True, slots=True)
 class Wants:
-    """A primary's rusage split by reservation method (slots are not in here)."""
+    """A primary's rusage split by reservation method (slots are not in here), in the
+    resources' own units, and again in units of each resource's resolution
+    (``*_units``, :mod:`xce.cluster.units`: what the books compute with, exactly)."""
 
     per_task: Amounts = ()
     per_host: Amounts = ()
     per_job: Amounts = ()
     shared: Amounts = ()
-    _buckets: dict[tuple[int, bool], Amounts] = field(
+    per_task_units: Amounts = ()
+    per_host_units: Amounts = ()
+    per_job_units: Amounts = ()
+    shared_units: Amounts = ()
+    scales: tuple[tuple[str, float], ...] = ()
+    _buckets: dict[tuple[int, bool], tuple[Amounts, Amounts]] = field(
         default_factory=dict, compare=False, hash=False, repr=False
     )
 
     def for_bucket(self, nslots: int, first: bool) -> Amounts:
-        """Host amounts a bucket of ``nslots`` wants; per-job amounts go on the first.
+        """Host amounts a bucket of ``nslots`` wants, in the resources' own units;
+        per-job amounts go on the first. Memoised per instance: it is asked before
+        every host try (the prepare fan-out)."""
+        return self._bucket(nslots, first)[0]
 
-        Memoised per instance: it is asked before every host try (the prepare fan-out).
-        """
+    def units_for_bucket(self, nslots: int, first: bool) -> Amounts:
+        """:meth:`for_bucket` in resolution units (what the books compare with)."""
+        return self._bucket(nslots, first)[1]
+
+    def _bucket(self, nslots: int, first: bool) -> tuple[Amounts, Amounts]:
         key = (nslots, first)
         out = self._buckets.get(key)
         if out is None:
-            amounts = [(n, a * nslots) for n, a in self.per_task]
-            amounts.extend(self.per_host)
+            units = [(n, a * nslots) for n, a in self.per_task_units]
+            units.extend(self.per_host_units)
             if first:
-                amounts.extend(self.per_job)
-            out = self._buckets[key] = tuple(amounts)
+                units.extend(self.per_job_units)
+            scales = dict(self.scales)
+            real = tuple((n, a / scales[n]) for n, a in units)  # exact decimals, no drift
+            out = self._buckets[key] = (real, tuple(units))
         return out
 
 
-def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog) -> Wants:
+def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog, text: str | None = None) -> Wants:
+    """Split ``primary``'s rusage, in units; an amount finer than its resource's
+    resolution (or too large to count exactly) is a :class:`ResreqError`."""
     split: dict[Reservation | None, list[tuple[str, float]]] = {}
+    units: dict[Reservation | None, list[tuple[str, float]]] = {}
+    scales: dict[str, float] = {}
     for name, amount in primary.rusage.amounts.items():
         d = catalog[name]
+        why = grid_error(amount, d.scale, name) if d.kind.consumable else None
+        if why is not None:
+            column = text.find(f"{name}=") if text else -1
+            raise ResreqError(
+                f"rusage[]: {why}",
+                column=column + 1 if column >= 0 else None,
+                text=text if column >= 0 else None,
+            )
         key = None if d.kind is ResourceKind.SHARED else d.reservation
         split.setdefault(key, []).append((name, amount))
+        units.setdefault(key, []).append((name, to_units(amount, d.scale)))
+        scales[name] = d.scale
     return Wants(
         per_task=tuple(split.get(Reservation.PER_TASK, ())),
         per_host=tuple(split.get(Reservation.PER_HOST, ())),
         per_job=tuple(split.get(Reservation.PER_JOB, ())),
         shared=tuple(split.get(None, ())),
+        per_task_units=tuple(units.get(Reservation.PER_TASK, ())),
+        per_host_units=tuple(units.get(Reservation.PER_HOST, ())),
+        per_job_units=tuple(units.get(Reservation.PER_JOB, ())),
+        shared_units=tuple(units.get(None, ())),
+        scales=tuple(scales.items()),
     )
 
 
@@ -102,16 +138,16 @@ class PreparedRequirement:
         return sum(p.tasks for p in self.alternatives[0])
 
 
-def _prepare_primary(p: PrimaryResreq, catalog: ResourceCatalog) -> PreparedPrimary:
+def _prepare_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str) -> PreparedPrimary:
     select = compile_select(p.select, catalog) if p.select is not None else None
-    return PreparedPrimary(p, select, wants_of(p, catalog))
+    return PreparedPrimary(p, select, wants_of(p, catalog, text))
 
 
 def _shape(
-    r: PrimaryResreq | CompoundResreq, catalog: ResourceCatalog
+    r: PrimaryResreq | CompoundResreq, catalog: ResourceCatalog, text: str
 ) -> tuple[PreparedPrimary, ...]:
     terms = r.terms if isinstance(r, CompoundResreq) else (r,)
-    return tuple(_prepare_primary(t, catalog) for t in terms)
+    return tuple(_prepare_primary(t, catalog, text) for t in terms)
 
 
 @lru_cache(maxsize=65536)
@@ -121,4 +157,4 @@ def prepare_requirement(
     """Parse, check, bind tasks and prepare; memoised. Raises the resreq input errors."""
     resreq = requirement_for_job(text, catalog, min_tasks, max_tasks)
     shapes = resreq.alternatives if isinstance(resreq, AlterResreq) else (resreq,)
-    return PreparedRequirement(resreq, tuple(_shape(s, catalog) for s in shapes))
+    return PreparedRequirement(resreq, tuple(_shape(s, catalog, text) for s in shapes))

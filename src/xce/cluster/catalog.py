@@ -7,8 +7,10 @@ non-consumable), and the select evaluator uses it to interpret a bare word.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+
+from xce.cluster.units import DEFAULT_RESOLUTION
 
 __all__ = ["SLOTS", "Reservation", "ResourceCatalog", "ResourceDef", "ResourceKind"]
 
@@ -41,11 +43,20 @@ class Reservation(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ResourceDef:
-    """One resource of the catalog."""
+    """One resource of the catalog. A consumable's amounts are counted exactly in units
+    of its ``resolution`` (a power of ten; ``slots`` count whole slots): see
+    :mod:`xce.cluster.units`. ``scale`` is 1 / resolution."""
 
     name: str
     kind: ResourceKind
     reservation: Reservation = Reservation.PER_TASK
+    resolution: float = DEFAULT_RESOLUTION
+    scale: float = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        resolution = 1.0 if self.name == SLOTS else self.resolution
+        object.__setattr__(self, "resolution", resolution)
+        object.__setattr__(self, "scale", float(round(1 / resolution)))
 
 
 class ResourceCatalog(Mapping[str, ResourceDef]):
@@ -55,7 +66,7 @@ class ResourceCatalog(Mapping[str, ResourceDef]):
     resource of every host, ``any`` a value matching every string.
     """
 
-    __slots__ = ("_defs", "_hash")
+    __slots__ = ("_defs", "_hash", "scales")
 
     def __init__(self, defs: Iterable[ResourceDef] = ()) -> None:
         table: dict[str, ResourceDef] = {
@@ -75,6 +86,9 @@ class ResourceCatalog(Mapping[str, ResourceDef]):
             table[d.name] = d
         self._defs = table
         self._hash = hash(tuple(table.values()))
+        self.scales: Mapping[str, float] = {
+            n: d.scale for n, d in table.items() if d.kind.consumable
+        }  # 1 / resolution of every consumable, host or shared
 
     def __getitem__(self, name: str) -> ResourceDef:
         return self._defs[name]

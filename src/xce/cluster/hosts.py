@@ -8,8 +8,10 @@ columns and False in tag columns, so a comparison on a resource a host lacks fai
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -19,6 +21,7 @@ import numpy.typing as npt
 
 from xce.cluster.catalog import SLOTS, Reservation, ResourceCatalog, ResourceDef, ResourceKind
 from xce.cluster.schema import DocPath, HostSpec, SpecError, StateSpec, format_path, quote
+from xce.cluster.units import DEFAULT_RESOLUTION, check_resolution, grid_error, grid_errors
 
 __all__ = ["FloatArray", "HostStatus", "HostTable", "build_catalog", "describe"]
 
@@ -69,20 +72,25 @@ class HostTable:
 
     ``capacity`` has a column for every consumable of the catalog (``slots``
     included), ``numeric``/``strings``/``tags`` one per numeric/string/boolean
-    resource; ``strings["hname"]`` is the host name.
+    resource; ``strings["hname"]`` is the host name. ``units`` is ``capacity`` counted
+    in units of each resource's resolution (``scales`` = 1 / resolution): what the
+    books compute with (:mod:`xce.cluster.units`).
     """
 
     __slots__ = (
         "_capacity",
         "_status",
+        "_units",
         "capacity",
         "index",
         "n",
         "names",
         "numeric",
+        "scales",
         "status",
         "strings",
         "tags",
+        "units",
         "version",
     )
 
@@ -94,7 +102,10 @@ class HostTable:
         numeric: Mapping[str, FloatArray],
         strings: Mapping[str, ObjectArray],
         tags: Mapping[str, BoolArray],
+        scales: Mapping[str, float] | None = None,
     ) -> None:
+        """``scales``: 1 / resolution per consumable (default: the catalog default);
+        capacities must be on their grid (:meth:`from_specs` checks it)."""
         self.names: list[str] = list(names)
         self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
         self.n = len(self.names)
@@ -104,6 +115,14 @@ class HostTable:
         self.status: Int8Array = _frozen(self._status)
         self.capacity: Mapping[str, FloatArray] = MappingProxyType(
             {k: _frozen(v) for k, v in self._capacity.items()}
+        )
+        given = dict(scales or {})
+        self.scales: Mapping[str, float] = MappingProxyType(
+            {k: 1.0 if k == SLOTS else given.get(k, 1 / DEFAULT_RESOLUTION) for k in capacity}
+        )
+        self._units = {k: np.round(v * self.scales[k]) for k, v in self._capacity.items()}
+        self.units: Mapping[str, FloatArray] = MappingProxyType(
+            {k: _frozen(v) for k, v in self._units.items()}
         )
         self.numeric: Mapping[str, FloatArray] = MappingProxyType(
             {k: _frozen(np.asarray(v, dtype=np.float64)) for k, v in numeric.items()}
@@ -134,8 +153,15 @@ class HostTable:
                 capacity[key][i] = amount
             for key, value in host.attributes.items():
                 _put_attribute(i, key, value, numeric, strings, tags)
+        for name, column in capacity.items():
+            _, bad = grid_errors(column, catalog.scales[name])
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                why = grid_error(float(column[i]), catalog.scales[name], name)
+                raise SpecError(("hosts", i, "resources", name), str(why))
         status = np.array([HostStatus.parse(h.status) for h in hosts], dtype=np.int8)
-        return cls([h.name for h in hosts], status, capacity, numeric, strings, tags)
+        names = [h.name for h in hosts]
+        return cls(names, status, capacity, numeric, strings, tags, catalog.scales)
 
     def appended(
         self,
@@ -162,7 +188,8 @@ class HostTable:
         }
         tags = grow(self.tags, False, attributes)
         status_col = np.append(self._status, np.int8(status))
-        return HostTable([*self.names, name], status_col, capacity, numeric, strings, tags)
+        names = [*self.names, name]
+        return HostTable(names, status_col, capacity, numeric, strings, tags, self.scales)
 
     def set_status(self, i: int, status: HostStatus) -> None:
         """Open, close or mark host ``i`` unavailable."""
@@ -175,7 +202,11 @@ class HostTable:
             raise KeyError(f"{name!r} is not a consumable host resource")
         if value < 0:
             raise ValueError(f"capacity of {name!r} must be >= 0, got {value}")
+        why = grid_error(value, self.scales[name], name) if not math.isnan(value) else None
+        if why is not None:
+            raise ValueError(why)
         self._capacity[name][i] = value
+        self._units[name][i] = np.round(value * self.scales[name])
         self.version += 1
 
     def ok(self) -> BoolArray:
@@ -219,7 +250,7 @@ def build_catalog(spec: StateSpec) -> ResourceCatalog:
     inferred from where it appears; a name used as two kinds is an error."""
     declared: dict[str, ResourceDef] = {}
     for name, decl in spec.resources.items():
-        declared[name] = _declared(name, decl.kind, decl.reservation)
+        declared[name] = _declared(name, decl.kind, decl.reservation, decl.resolution)
     seen: dict[str, tuple[ResourceKind, DocPath]] = {}
     for path, name, kind in _uses(spec):
         first = seen.get(name)
@@ -233,21 +264,34 @@ def build_catalog(spec: StateSpec) -> ResourceCatalog:
         raise SpecError(("resources",), str(err)) from err
 
 
-def _declared(name: str, kind_text: str, reservation: str | None) -> ResourceDef:
+def _declared(
+    name: str, kind_text: str, reservation: str | None, resolution: float | None
+) -> ResourceDef:
     _check_name(("resources", name), name, builtin_ok=True)
     kind = ResourceKind(kind_text)
     if name in _BUILTIN_KIND and kind is not _BUILTIN_KIND[name]:
         built_in = _BUILTIN_KIND[name].value
         raise SpecError(("resources", name, "kind"), f"{quote(name)} is built in as {built_in}")
+    if resolution is not None:
+        where: DocPath = ("resources", name, "resolution")
+        if not kind.consumable:
+            raise SpecError(where, "only consumable resources have a resolution")
+        if name == SLOTS:
+            raise SpecError(where, "slots are counted whole: their resolution is 1")
+        why = check_resolution(resolution)
+        if why is not None:
+            raise SpecError(where, why)
     if reservation is None:
-        return _default_def(name, kind)
+        d = _default_def(name, kind)
+        return d if resolution is None else replace(d, resolution=resolution)
     if kind is ResourceKind.SHARED and reservation != "per_job":
         raise SpecError(("resources", name, "reservation"), "shared resources are reserved per job")
     if kind not in (ResourceKind.CONSUMABLE, ResourceKind.SHARED):
         raise SpecError(
             ("resources", name, "reservation"), "only consumable resources have a reservation"
         )
-    return ResourceDef(name, kind, Reservation(reservation))
+    d = ResourceDef(name, kind, Reservation(reservation))
+    return d if resolution is None else replace(d, resolution=resolution)
 
 
 def _default_def(name: str, kind: ResourceKind) -> ResourceDef:

@@ -53,6 +53,7 @@ class ResourceDecl(_Spec):
 
     kind: Literal["consumable", "numeric", "string", "boolean", "shared"]
     reservation: Literal["per_task", "per_host", "per_job"] | None = None
+    resolution: float | None = None  # consumables: amounts are exact multiples of it
 
 
 class HostSpec(_Spec):

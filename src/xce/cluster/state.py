@@ -25,6 +25,7 @@ from xce.cluster.schema import (
     StateSpec,
     quote,
 )
+from xce.cluster.units import grid_error, to_units
 
 __all__ = [
     "ClusterState",
@@ -178,7 +179,9 @@ class PendingJob:
 @dataclass(frozen=True, slots=True, eq=False)
 class ClusterState:
     """A cluster snapshot. ``used`` and ``shared_used`` are the amounts running work
-    holds (the core updates them as work starts and ends); everything else is static.
+    holds (the core updates them as work starts and ends), counted exactly in units of
+    each resource's resolution (:mod:`xce.cluster.units`); ``shared_total`` is in the
+    resources' own unit. Everything else is static.
     """
 
     catalog: ResourceCatalog
@@ -199,15 +202,29 @@ class ClusterState:
         return queue.priority if queue is not None else 0
 
     def free(self, name: str) -> FloatArray:
-        """Per host: capacity of consumable ``name`` minus what running work holds.
+        """Per host: capacity of consumable ``name`` minus what running work holds, in
+        the resource's own unit (computed exactly in units, then converted).
 
         NaN where the host lacks the resource, so every comparison on it is false.
         """
-        return self.hosts.capacity[name] - self.used[name]
+        return (self.hosts.units[name] - self.used[name]) / self.hosts.scales[name]
+
+    def held(self, name: str) -> FloatArray:
+        """Per host: what running work holds of consumable ``name``, in its own unit."""
+        return self.used[name] / self.hosts.scales[name]
+
+    def shared_held(self, name: str) -> float:
+        """What running work holds of shared ``name``, in its own unit."""
+        return self.shared_used[name] / self.catalog.scales[name]
 
     def shared_free(self, name: str) -> float:
-        """What is left of a cluster-wide shared resource."""
-        return self.shared_total[name] - self.shared_used[name]
+        """What is left of a cluster-wide shared resource, in its own unit."""
+        return self.shared_free_units(name) / self.catalog.scales[name]
+
+    def shared_free_units(self, name: str) -> float:
+        """What is left of a cluster-wide shared resource, in units of its resolution."""
+        total = to_units(self.shared_total[name], self.catalog.scales[name])
+        return total - self.shared_used[name]
 
 
 def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
@@ -217,7 +234,9 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
     hosts = HostTable.from_specs(spec.hosts, catalog)
     used = {name: np.zeros(hosts.n) for name in hosts.capacity}
     shared_total = dict.fromkeys(catalog.names(ResourceKind.SHARED), 0.0)
-    shared_total.update({name: s.total for name, s in spec.shared.items()})
+    for name, s in spec.shared.items():
+        _check_grid(("shared", name, "total"), s.total, catalog, name)
+        shared_total[name] = s.total
     shared_used = dict.fromkeys(shared_total, 0.0)
     books = (shared_total, shared_used)
     running = tuple(
@@ -225,6 +244,8 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
     )
     for i, lim in enumerate(spec.limits):
         _check_limit_resources(lim, i, catalog)
+        for name, amount in lim.resources.items():
+            _check_grid(("limits", i, "resources", name), amount, catalog, name)
     return ClusterState(
         catalog=catalog,
         hosts=hosts,
@@ -262,8 +283,11 @@ def _running(
         path: DocPath = ("running", i, "shared", name)
         if catalog.kind(name) is not ResourceKind.SHARED:
             raise SpecError(path, _not_a(name, catalog, ResourceKind.SHARED), at_key=True)
-        in_use[name] += amount
-        _check_fits(path, in_use[name], total[name], f"of shared {quote(name)}")
+        scale = _check_grid(path, amount, catalog, name)
+        in_use[name] += to_units(amount, scale)
+        _check_fits(
+            path, in_use[name], to_units(total[name], scale), scale, f"of shared {quote(name)}"
+        )
     return _running_job(run, allocs)
 
 
@@ -282,6 +306,7 @@ def _charge_host(
         path: DocPath = (*at, "resources", name)
         if name == SLOTS or name not in hosts.capacity:
             raise SpecError(path, _not_a(name, catalog, ResourceKind.CONSUMABLE), at_key=True)
+        _check_grid(path, amount, catalog, name)
         _charge(h, name, amount, path, hosts, used)
     return HostAlloc(alloc.host, alloc.slots, MappingProxyType(dict(alloc.resources)))
 
@@ -289,11 +314,13 @@ def _charge_host(
 def _charge(
     h: int, name: str, amount: float, path: DocPath, hosts: HostTable, used: dict[str, FloatArray]
 ) -> None:
-    capacity = float(hosts.capacity[name][h])
+    capacity = float(hosts.units[name][h])
     if math.isnan(capacity):
         raise SpecError(path, f"host {quote(hosts.names[h])} has no {quote(name)}", at_key=True)
-    used[name][h] += amount
-    _check_fits(path, float(used[name][h]), capacity, f"{name} on host {quote(hosts.names[h])}")
+    scale = hosts.scales[name]
+    used[name][h] += to_units(amount, scale)
+    what = f"{name} on host {quote(hosts.names[h])}"
+    _check_fits(path, float(used[name][h]), capacity, scale, what)
 
 
 def _not_a(name: str, catalog: ResourceCatalog, wanted: ResourceKind) -> str:
@@ -305,11 +332,20 @@ def _not_a(name: str, catalog: ResourceCatalog, wanted: ResourceKind) -> str:
     return f"{quote(name)} is {describe(kind)}, not {describe(wanted)}"
 
 
-def _check_fits(path: DocPath, total: float, capacity: float, what: str) -> None:
-    if total > capacity * (1 + 1e-9) + 1e-9:  # tolerate float rounding of sums
-        raise SpecError(
-            path, f"running work holds {_num(total)} {what} but there are only {_num(capacity)}"
-        )
+def _check_grid(path: DocPath, amount: float, catalog: ResourceCatalog, name: str) -> float:
+    """The scale of ``name``, once ``amount`` of it is known to count exactly."""
+    scale = catalog.scales.get(name, 1.0)
+    why = grid_error(amount, scale, name)
+    if why is not None:
+        raise SpecError(path, why)
+    return scale
+
+
+def _check_fits(path: DocPath, total: float, capacity: float, scale: float, what: str) -> None:
+    """``total`` and ``capacity`` in units: exact, no tolerance."""
+    if total > capacity:
+        held, cap = _num(total / scale), _num(capacity / scale)
+        raise SpecError(path, f"running work holds {held} {what} but there are only {cap}")
 
 
 def _num(x: float) -> str:

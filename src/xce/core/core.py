@@ -32,6 +32,7 @@ from xce.cluster import (
     ResourceKind,
     RunningJob,
 )
+from xce.cluster.units import grid_error, grid_errors, to_units
 from xce.core.events import (
     Event,
     HostAdded,
@@ -53,7 +54,6 @@ __all__ = ["SchedulerCore"]
 # per resource: distinct hosts, and the amount on each (an array, or one for all)
 _Holdings = list[tuple[str, "np.ndarray[Any, Any]", "np.ndarray[Any, Any] | float"]]
 
-_EPS = 1e-9
 _NO_AMOUNTS: Mapping[str, float] = MappingProxyType({})
 
 
@@ -71,7 +71,9 @@ class SchedulerCore:
     ) -> None:
         self._catalog = state.catalog
         t = state.hosts  # a copy: host events must not change the caller's state
-        self._hosts = HostTable(t.names, t.status, t.capacity, t.numeric, t.strings, t.tags)
+        self._hosts = HostTable(
+            t.names, t.status, t.capacity, t.numeric, t.strings, t.tags, t.scales
+        )
         self._used = {k: v.copy() for k, v in state.used.items()}
         self._shared_total = dict(state.shared_total)
         self._shared_used = dict(state.shared_used)
@@ -231,32 +233,63 @@ class SchedulerCore:
         if allocation.count == 0:
             raise EventError(f"JobStarted: job {job_id!r}: an allocation needs at least one host")
         _check_claims(job_id, allocation)
-        held = self._holdings(job_id, allocation)
+        held = self._in_units(job_id, self._holdings(job_id, allocation))
+        scales = self._hosts.scales
         for name, hosts, amounts in held:
-            free = self._hosts.capacity[name][hosts] - self._used[name][hosts]
-            fits = free >= np.subtract(amounts, _EPS)  # False where free is NaN, too
+            free = self._hosts.units[name][hosts] - self._used[name][hosts]
+            fits = free >= amounts  # exact (units); False where free is NaN, too
             if np.count_nonzero(fits) < len(fits):
                 k = int(np.flatnonzero(~fits)[0])
                 host = self._hosts.names[int(hosts[k])]
-                want = np.broadcast_to(amounts, hosts.shape)[k]
+                want = np.broadcast_to(amounts, hosts.shape)[k] / scales[name]
+                left = free[k] / scales[name]
                 raise EventError(
-                    f"JobStarted: job {job_id!r} wants {want:g} {name} on {host}; {free[k]:g} free"
+                    f"JobStarted: job {job_id!r} wants {want:g} {name} on {host}; {left:g} free"
                 )
         shared: dict[str, float] = {}
         for name, amount in allocation.shared:
             shared[name] = shared.get(name, 0.0) + amount
+        shared_units: dict[str, float] = {}
         for name, amount in shared.items():
             if name not in self._shared_total:
                 raise EventError(f"JobStarted: job {job_id!r}: unknown shared resource {name!r}")
-            if self._shared_total[name] - self._shared_used[name] < amount - _EPS:
+            scale = self._catalog.scales[name]
+            why = grid_error(amount, scale, name)
+            if why is not None:
+                raise EventError(f"JobStarted: job {job_id!r}: {why}")
+            shared_units[name] = to_units(amount, scale)
+            if self._shared_free(name) < shared_units[name]:
                 raise EventError(f"JobStarted: job {job_id!r}: not enough shared {name}")
         for name, hosts, amounts in held:
             self._used[name][hosts] += amounts
-        for name, amount in shared.items():
+        for name, amount in shared_units.items():
             self._shared_used[name] += amount
         del self._pending[job_id]
         self._running[job_id] = _running_job(job, allocation, shared, self._hosts.names, time)
         self._held[job_id] = held
+
+    def _shared_free(self, name: str) -> float:
+        """Units of shared ``name`` not held (exact)."""
+        return (
+            to_units(self._shared_total[name], self._catalog.scales[name]) - self._shared_used[name]
+        )
+
+    def _in_units(self, job_id: str, held: _Holdings) -> _Holdings:
+        """Holdings in resolution units; an amount off its resource's grid is refused."""
+        out: _Holdings = []
+        scales = self._hosts.scales
+        for name, hosts, amounts in held:
+            scale = scales[name]
+            if scale == 1.0 and name == SLOTS:
+                out.append((name, hosts, amounts))
+                continue
+            units, bad = grid_errors(np.asarray(amounts, dtype=np.float64), scale)
+            if bad.any():
+                k = int(np.flatnonzero(bad.reshape(-1))[0])
+                why = grid_error(float(np.asarray(amounts).reshape(-1)[k]), scale, name)
+                raise EventError(f"JobStarted: job {job_id!r}: {why}")
+            out.append((name, hosts, units if units.ndim else float(units)))
+        return out
 
     def _holdings(self, job_id: str, allocation: JobAllocation) -> _Holdings:
         """Per resource: the distinct hosts of an allocation and the amount on each."""
@@ -312,17 +345,17 @@ class SchedulerCore:
     def _release(self, run: RunningJob) -> None:
         held = self._held.pop(run.id, None)
         if held is None:  # running work the core was built with
-            index = self._hosts.index
+            index, scales = self._hosts.index, self._hosts.scales
             for a in run.alloc:
                 h = index[a.host]
                 self._used[SLOTS][h] -= a.slots
                 for name, amount in a.resources.items():
-                    self._used[name][h] -= amount
+                    self._used[name][h] -= to_units(amount, scales[name])
         else:
             for name, hosts, amounts in held:
                 self._used[name][hosts] -= amounts
         for name, amount in run.shared.items():
-            self._shared_used[name] -= amount
+            self._shared_used[name] -= to_units(amount, self._catalog.scales[name])
 
     def _add_host(self, e: HostAdded) -> None:
         if e.name in self._hosts.index:
@@ -334,6 +367,9 @@ class SchedulerCore:
                 raise EventError(
                     f"HostAdded: host {e.name!r}: {key!r} is not a consumable amount >= 0"
                 )
+            why = grid_error(value, self._catalog.scales[key], key)
+            if why is not None:
+                raise EventError(f"HostAdded: host {e.name!r}: {why}")
         for key, attr in e.attributes.items():
             if self._catalog.kind(key) is not _attribute_kind(attr) or key == "hname":
                 raise EventError(
@@ -352,13 +388,15 @@ class SchedulerCore:
                 raise EventError(f"HostChanged: host {e.name!r}: slots must be a whole number")
             if key not in self._hosts.capacity:
                 raise EventError(f"HostChanged: {key!r} is not a consumable host resource")
-            if not value >= 0 or (
-                not math.isnan(self._used[key][h]) and value < self._used[key][h] - _EPS
-            ):
-                held = self._used[key][h]
+            scale = self._hosts.scales[key]
+            why = grid_error(value, scale, key) if not math.isnan(value) else None
+            if why is not None:
+                raise EventError(f"HostChanged: host {e.name!r}: {why}")
+            used = self._used[key][h]
+            if not value >= 0 or (not math.isnan(used) and to_units(value, scale) < used):
                 raise EventError(
                     f"HostChanged: host {e.name!r}: {key}={value:g} is below "
-                    f"the {held:g} running work holds"
+                    f"the {used / scale:g} running work holds"
                 )
         for key, value in capacity.items():
             self._hosts.set_capacity(h, key, value)
@@ -370,10 +408,14 @@ class SchedulerCore:
             raise EventError(f"SharedChanged: unknown shared resource {name!r}")
         if not math.isfinite(total):
             raise EventError(f"SharedChanged: {name} total must be a number, got {total}")
-        if total < self._shared_used[name] - _EPS:
+        scale = self._catalog.scales[name]
+        why = grid_error(total, scale, name)
+        if why is not None:
+            raise EventError(f"SharedChanged: {why}")
+        if to_units(total, scale) < self._shared_used[name]:
             raise EventError(
                 f"SharedChanged: {name} total {total:g} is below "
-                f"the {self._shared_used[name]:g} held"
+                f"the {self._shared_used[name] / scale:g} held"
             )
         self._shared_total[name] = total
 

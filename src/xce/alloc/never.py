@@ -1,0 +1,115 @@
+"""Jobs that can never run: the ``NEVER_RUNNABLE`` pend reason.
+
+A job that pends is checked once more against the *empty* cluster as configured: every
+host ok, at full capacity, no running work, no limit usage, every shared amount free.
+If it cannot be placed even there, waiting will not help, and that is what its pend
+reason says (ranked first). A select that can turn true as resources fall (a volatile
+select: ``select[mem<500]``) cannot be judged on the empty cluster, so it is ignored for
+this check; every other select is most permissive there (availability at its highest).
+Placement succeeds or fails regardless of host order (docs/allocation.md), so a job
+placeable in some state of the cluster is placeable on the empty one.
+
+Answers are memoised per requirement (and identity, when limits exist) until the
+configuration changes (host capacities or attributes, shared totals, limits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from xce.alloc.outcome import PendInfo, Pending, PendReason
+from xce.alloc.request import PreparedPrimary, PreparedRequirement
+from xce.cluster.hosts import HostTable
+from xce.cluster.state import ClusterState
+
+if TYPE_CHECKING:
+    from xce.alloc.engine import JobRequest
+
+__all__ = ["EmptyCluster"]
+
+
+class _Placer(Protocol):
+    """What this module needs of an allocator (the engine's :class:`Allocator`)."""
+
+    state: ClusterState
+
+    def begin_session(self) -> None: ...
+
+    def try_place(self, job: JobRequest) -> object: ...
+
+
+class EmptyCluster:
+    """The never-runnable check of one allocator (see the module docstring)."""
+
+    def __init__(self, owner: _Placer, make: Callable[[ClusterState], _Placer]) -> None:
+        self._owner = owner
+        self._make = make  # an allocator like the owner, on the state given
+        self._placer: _Placer | None = None
+        self._seen: tuple[object, ...] = ()
+        self._memo: dict[object, PendInfo | None] = {}
+
+    def never_runnable(self, job: JobRequest) -> PendInfo | None:
+        """The NEVER_RUNNABLE pend info of ``job``, or None if some state could run it."""
+        state = self._owner.state
+        placer = self._current(state)
+        key: object = job.requirement
+        if state.limits:
+            key = (job.requirement, job.user, job.queue, job.project)
+        if key in self._memo:
+            return self._memo[key]
+        decision = placer.try_place(replace(job, requirement=_without_volatile(job.requirement)))
+        info = None
+        if isinstance(decision, Pending):
+            why = decision.info
+            info = PendInfo(
+                PendReason.NEVER_RUNNABLE,
+                f"can never run on this cluster as configured: {why.message}",
+                why.hosts,
+                why.examples,
+                why.limits,
+                why.reason,
+            )
+        self._memo[key] = info
+        return info
+
+    def _current(self, state: ClusterState) -> _Placer:
+        """The placer on the empty cluster, rebuilt when the configuration changed."""
+        seen = (state.hosts, state.hosts.version, tuple(state.shared_total.items()), state.limits)
+        if self._placer is None or seen != self._seen:
+            self._placer = self._make(_empty(state))
+            self._placer.begin_session()
+            self._seen = seen
+            self._memo.clear()
+        return self._placer
+
+
+def _empty(state: ClusterState) -> ClusterState:
+    t = state.hosts
+    status = np.zeros(t.n, dtype=np.int8)  # every host ok
+    hosts = HostTable(t.names, status, t.capacity, t.numeric, t.strings, t.tags, t.scales)
+    return replace(
+        state,
+        hosts=hosts,
+        used={k: np.zeros(t.n) for k in state.used},
+        shared_used=dict.fromkeys(state.shared_used, 0.0),
+        running=(),
+        jobs=(),
+    )
+
+
+def _without_volatile(req: PreparedRequirement) -> PreparedRequirement:
+    """``req`` with every volatile select dropped (it might turn true later)."""
+    if all(pp.cacheable for alt in req.alternatives for pp in alt):
+        return req
+    return PreparedRequirement(
+        req.resreq,
+        tuple(tuple(_plain(pp) for pp in alt) for alt in req.alternatives),
+    )
+
+
+def _plain(pp: PreparedPrimary) -> PreparedPrimary:
+    return pp if pp.cacheable else PreparedPrimary(pp.primary, None, pp.wants)
