@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from builders import ClusterBuilder
-from xce.alloc import Pending, PendReason
+from xce.alloc import PendInfo, Pending, PendReason
 from xce.core import Session
 
 R = PendReason
@@ -73,7 +73,7 @@ REASONS: dict[str, Case] = {
         lambda: ClusterBuilder().hosts(2, slots=2).running("r", on={"h0": 2}).job("j", 3),
         R.NOT_ENOUGH_SLOTS,
         ("3 slot",),
-        {"NOT_ENOUGH_SLOTS": 1},
+        {"NOT_ENOUGH_SLOTS": 2},
     ),
     "NOT_ENOUGH_RESOURCE: a per-task resource is too little, named": Case(
         lambda: (
@@ -84,7 +84,7 @@ REASONS: dict[str, Case] = {
         ),
         R.NOT_ENOUGH_RESOURCE,
         ("mem",),
-        {"NOT_ENOUGH_RESOURCE": 1},
+        {"NOT_ENOUGH_RESOURCE": 3},
     ),
     "LIMIT: a per-host limit's headroom is too small, named": Case(
         lambda: (
@@ -96,7 +96,7 @@ REASONS: dict[str, Case] = {
         ),
         R.LIMIT,
         ("alice_per_host",),
-        {"LIMIT": 1},
+        {"LIMIT": 2},
     ),
     "LIMIT: an aggregate limit is reached, named": Case(
         lambda: (
@@ -112,19 +112,19 @@ REASONS: dict[str, Case] = {
         lambda: ClusterBuilder().hosts(2, slots=2).job("j", 3, resreq="span[hosts=1]"),
         R.SPAN,
         ("span",),
-        {},
+        {"NOT_ENOUGH_SLOTS": 2},
     ),
     "SPAN: span[ptile=2] though the slots suffice in total": Case(
         lambda: ClusterBuilder().host("h0", 4).host("h1", 1).job("j", 4, resreq="span[ptile=2]"),
         R.SPAN,
         ("ptile=2",),
-        {},
+        {"NOT_ENOUGH_SLOTS": 1, "SPAN": 1},
     ),
     "SAME: no same[type] group holds the tasks": Case(
         lambda: _typed().job("j", 3, resreq="same[type]"),
         R.SAME,
         ("same[type]",),
-        {},
+        {"SAME": 2},
     ),
     "SHARED_RESOURCE: too little of a license left, named": Case(
         lambda: (
@@ -178,7 +178,8 @@ PRECEDENCE: dict[str, Case] = {
         lambda: (
             ClusterBuilder()
             .host("h0", 8, type="A")
-            .host("h1", 1, type="B", status="closed")
+            .host("h1", 4, type="B", status="closed")
+            .running("r", on={"h1": 3})
             .job("j", 4, resreq="select[type==B]")
         ),
         R.HOST_STATUS,
@@ -235,13 +236,24 @@ def _params(cases: dict[str, Case]) -> list[object]:
     return [pytest.param(name, id=name, marks=case.marks) for name, case in cases.items()]
 
 
+def _reason(info: PendInfo) -> PendReason:
+    """The reason a case is about: for a job that could not run even on the empty
+    cluster (issue 9: NEVER_RUNNABLE ranks first), the reason it fails there."""
+    if info.reason is R.NEVER_RUNNABLE:
+        assert info.cause is not None, info
+        assert info.message.startswith("can never run on this cluster"), info
+        return info.cause
+    return info.reason
+
+
 def _check(case: Case) -> None:
     got = _pend(case.build())
-    assert got.info.reason is case.reason, got
+    assert _reason(got.info) is case.reason, got
     for fragment in case.says:
         assert fragment in got.info.message, got
     if case.hosts is not None:
         assert dict(got.info.hosts) == case.hosts, got
+        assert sum(got.info.hosts.values()) == len(case.build().build().hosts)  # every host
 
 
 @pytest.mark.parametrize("name", _params(REASONS))
@@ -259,8 +271,8 @@ def test_precedence_first_match_wins(name: str) -> None:
 
 def test_per_host_breakdown_counts_each_host_by_its_first_reason() -> None:
     """Design §5 ``hosts``: each host counted once, under the first host-level reason it
-    fails on (status, select, slots, resource, limit); hosts that could take a task are
-    not counted."""
+    fails on (status, select, slots, resource, limit); issue 9: hosts that could take
+    a task are counted under the job's own reason, so the counts cover every host."""
     builder = (
         ClusterBuilder()
         .host("closed_B", 4, mem=4000, type="B", status="closed")  # HOST_STATUS (also SELECT)
@@ -270,11 +282,11 @@ def test_per_host_breakdown_counts_each_host_by_its_first_reason() -> None:
         .host("low_mem", 4, mem=100, type="A")  # NOT_ENOUGH_RESOURCE (and no slot limit)
         .host("no_mem", 4, type="A")  # NOT_ENOUGH_RESOURCE: lacks mem
         .host("limited", 4, mem=4000, type="A")  # LIMIT
-        .host("fits", 4, mem=4000, type="A")  # not counted
+        .host("fits", 4, mem=4000, type="A")  # the job's reason (LIMIT)
         .limit("alice_per_host", users=["alice"], per_host=True, slots=2)
         .running("r0", on={"full": 4}, user="bob")
         .running("r1", on={"limited": 2}, user="alice")
-        .job("j", 20, user="alice", resreq="select[type==A] rusage[mem=500]")
+        .job("j", 6, user="alice", resreq="select[type==A] rusage[mem=500]")
     )
     got = _pend(builder)
     assert dict(got.info.hosts) == {
@@ -282,8 +294,11 @@ def test_per_host_breakdown_counts_each_host_by_its_first_reason() -> None:
         "SELECT": 1,
         "NOT_ENOUGH_SLOTS": 1,
         "NOT_ENOUGH_RESOURCE": 2,
-        "LIMIT": 1,
+        "LIMIT": 2,
     }
+    assert got.info.reason is R.LIMIT
+    assert got.info.examples["LIMIT"] == ("limited", "fits")
+    assert got.info.limits == ("alice_per_host",)
 
 
 def test_alter_reports_its_first_alternative_and_mentions_the_others() -> None:
@@ -295,7 +310,7 @@ def test_alter_reports_its_first_alternative_and_mentions_the_others() -> None:
         .job("j", 3, resreq="{select[type==Z]} || {rusage[lic=5]} || {span[hosts=1]}")
     )
     got = _pend(builder)
-    assert got.info.reason is R.SELECT
+    assert _reason(got.info) is R.SELECT
     assert "select[type==Z]" in got.info.message
     assert "alternative 1: SHARED_RESOURCE" in got.info.message
     assert "alternative 2: SPAN" in got.info.message
@@ -312,8 +327,9 @@ def test_alter_whose_first_alternative_fits_is_not_pending() -> None:
 
 def test_pend_reasons_are_values_not_exceptions() -> None:
     """STYLE 4: a job that cannot start is a decision with a reason code; every reason
-    a session gives is a PendReason."""
+    a session gives is a PendReason (issue 9: both jobs here could never run)."""
     builder = _typed(slots=1).job("a", 5).job("b", 1, resreq="select[type==Z]").job("c", 1)
     result = Session(builder.build()).run()
     assert {type(p.info.reason) for p in result.pending} == {PendReason}
-    assert dict(result.stats.pending_by_reason) == {"NOT_ENOUGH_SLOTS": 1, "SELECT": 1}
+    assert dict(result.stats.pending_by_reason) == {"NEVER_RUNNABLE": 2}
+    assert [p.info.cause for p in result.pending] == [R.NOT_ENOUGH_SLOTS, R.SELECT]
