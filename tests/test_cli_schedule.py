@@ -153,14 +153,16 @@ def test_table_names_every_job() -> None:
 
 
 def test_explain_shows_host_breakdowns(tmp_path: Path) -> None:
-    """``--explain``: a pending job's row shows its per-host breakdown."""
+    """``--explain``: a pending job's row shows its per-host breakdown (issue 9: jobs
+    that wait for resources, which the empty cluster could run: not NEVER_RUNNABLE)."""
     state = (
         ClusterBuilder()
-        .host("h0", 2, type="A")
-        .host("h1", 2, type="B", status="closed")
-        .host("h2", 2, type="B")
-        .job("big", 9)
-        .job("picky", 1, resreq="select[type==C]")
+        .host("h0", 2, type="A", mem=1000)
+        .host("h1", 2, type="B", mem=1000, status="closed")
+        .host("h2", 2, type="B", mem=1000)
+        .running("r1", {"h2": 1}, rusage={"mem": 600})
+        .job("big", 4)
+        .job("picky", 1, resreq="select[type==B && mem>500]")
     )
     path = tmp_path / "state.json"
     path.write_text(json.dumps(state.to_dict()))
@@ -175,8 +177,10 @@ def test_explain_shows_host_breakdowns(tmp_path: Path) -> None:
 
 def test_json_marks_a_cache_hit(tmp_path: Path) -> None:
     """Design §5 ``cached`` and ``cache_hits``: the second of two identical unsatisfiable
-    jobs is answered by the cache, with the first one's reason."""
-    state = ClusterBuilder().hosts(2, slots=2).job("a", 3, resreq="span[hosts=1]")
+    jobs is answered by the cache, with the first one's reason (issue 9: running work
+    makes them wait; the empty cluster could run them)."""
+    state = ClusterBuilder().hosts(2, slots=4).running("r", {"h0": 2, "h1": 2})
+    state.job("a", 3, resreq="span[hosts=1]")
     state.job("b", 3, resreq="span[hosts=1]")
     path = tmp_path / "state.json"
     path.write_text(json.dumps(state.to_dict()))
@@ -345,19 +349,21 @@ def test_host_and_job_names_print_literally(tmp_path: Path) -> None:
 
 
 def job_state(tmp_path: Path) -> Path:
-    """Jobs of every kind: dispatched simple/compound/alter, pending on select, slots, limit."""
+    """Jobs of every kind: dispatched simple/compound/alter, pending on host status,
+    slots, a limit — each waiting for resources (the empty cluster could run it)."""
     state = (
         ClusterBuilder()
         .host("h0", 4, mem=1000, type="A")
         .host("h1", 4, mem=1000, type="B")
         .host("h2", 4, mem=1000, type="B", status="closed")
+        .running("r1", {"h1": 1}, rusage={"mem": 600})
         .queue("high", priority=50)
         .limit("alice_cap", users=["alice"], slots=1)
         .job("simple", 2, resreq="select[type==A] rusage[mem=100]", user="bob", queue="high")
         .job("compound", resreq="1*{select[type==A]} + 2*{select[type==B]}", project="p1")
         .job("alter", 1, resreq="{select[type==C]} || {select[type==B]}")
-        .job("picky", 1, resreq="select[type==C]")
-        .job("big", 20)
+        .job("picky", 1, resreq="select[type==B && mem>500]")  # h2 would do, but is closed
+        .job("big", 6)  # 1 slot is left on the ok hosts
         .job("alice1", 1, user="alice")
         .job("alice2", 1, user="alice", submit_time=5)
     )
@@ -371,8 +377,8 @@ JOBS = {
     "simple": ("dispatched", None, 2),
     "compound": ("dispatched", None, 3),
     "alter": ("dispatched", None, 1),
-    "picky": ("pending", "SELECT", 1),
-    "big": ("pending", "NOT_ENOUGH_SLOTS", 20),
+    "picky": ("pending", "HOST_STATUS", 1),
+    "big": ("pending", "NOT_ENOUGH_SLOTS", 6),
     "alice2": ("pending", "LIMIT", 1),
 }
 
@@ -430,12 +436,11 @@ def test_job_table_names_the_job_its_requirement_and_reason(tmp_path: Path) -> N
     out = result.stdout
     assert "picky" in out
     assert "user nobody, queue normal (priority 0), project default, tasks 1" in out
-    assert "select  type==C" in out  # the requirement tree of xce resreq
+    assert "select  type==B && mem>500" in out  # the requirement tree of xce resreq
     assert "fingerprint" in out
-    assert "pending" in out
-    assert "SELECT" in out
+    assert "pending      HOST_STATUS" in out
     assert "Hosts by reason" in out
-    assert "HOST_STATUS" in out  # h2 is closed: its own reason in the breakdown
+    assert "SELECT" in out  # h0 and h1 fail the select: their own reason in the breakdown
     result = _invoke(str(path), "--job", "compound")
     assert result.exit_code == 0, result.stderr
     assert "dispatched" in result.stdout
@@ -604,21 +609,14 @@ def test_lenient_snapshot_leaves_out_invalid_jobs_and_says_so(tmp_path: Path) ->
     assert all(j.id not in {"b", "c", "d"} for j in after.jobs)
 
 
-_KEY_VALUES_FIX = pytest.mark.xfail(
-    strict=True,
-    reason="issue 9: alloc/hosts.py HostFilter._key_values must read max<name> as the "
-    "capacity (hosts.capacity / shared total); it reads it as a shared resource",
-)
-
-
 @pytest.mark.parametrize(
     ("resreq", "host"),
     [
-        pytest.param("order[maxslots]", "h1", marks=_KEY_VALUES_FIX),  # 1 free, most capacity
-        pytest.param("order[-maxslots]", "h0", marks=_KEY_VALUES_FIX),
+        ("order[maxslots]", "h1"),  # 1 slot free, but the most capacity
+        ("order[-maxslots]", "h0"),
         ("order[slots]", "h2"),  # most free slots: the contrast
-        pytest.param("order[maxmem]", "h0", marks=_KEY_VALUES_FIX),
-        pytest.param("order[-maxmem:maxslots]", "h1", marks=_KEY_VALUES_FIX),
+        ("order[maxmem]", "h0"),
+        ("order[-maxmem:maxslots]", "h1"),
     ],
 )
 def test_order_by_capacity_end_to_end(tmp_path: Path, resreq: str, host: str) -> None:
@@ -638,3 +636,23 @@ def test_order_by_capacity_end_to_end(tmp_path: Path, resreq: str, host: str) ->
     assert result.exit_code == 0, result.stderr
     (d,) = json.loads(result.stdout)["dispatched"]
     assert [a["host"] for a in d["allocation"]] == [host]
+
+
+def test_an_off_grid_rusage_is_located_and_lenient_sets_it_aside(tmp_path: Path) -> None:
+    """issue 9: an rusage amount finer than its resolution is a located submission error
+    of that job (strict: exit 2 naming file, line and jobs[0].resreq; lenient: INVALID),
+    not an unlocated failure of the session."""
+    path = tmp_path / "state.yaml"
+    path.write_text(
+        "hosts:\n  - {name: h0, slots: 4, resources: {mem: 100}}\n"
+        'jobs:\n  - {id: a, resreq: "rusage[mem=0.0000001]"}\n  - {id: b}\n'
+    )
+    strict = _invoke(str(path), "--json")
+    assert strict.exit_code == 2
+    assert strict.stderr.startswith(f"xce: error: {path}:4:")
+    assert "jobs[0].resreq: rusage[]: mem: 1e-07 is finer than its resolution" in strict.stderr
+    result = _invoke(str(path), "--json", "--lenient")
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert [(p["job"], p["reason"]) for p in info["pending"]] == [("a", "INVALID")]
+    assert [d["job"] for d in info["dispatched"]] == ["b"]

@@ -52,10 +52,12 @@ def decisions_only(info: dict[str, Any]) -> dict[str, Any]:
 
 
 def blocking_state(tmp_path: Path, **top: Any) -> Path:
-    """Queue ``q``: head h1 cannot start, q2 could; strict blocks q2, fcfs runs it."""
+    """Queue ``q``: head h1 cannot start now (r0 holds half of h0; on the empty cluster it
+    would run, so it waits for resources), q2 could; strict blocks q2, fcfs runs it."""
     doc = (
         ClusterBuilder()
-        .host("h0", slots=2)
+        .host("h0", slots=4)
+        .running("r0", {"h0": 2})
         .queue("q", priority=10)
         .job("h1", 4, queue="q", submit_time=0)
         .job("q2", 1, queue="q", submit_time=1)
@@ -211,7 +213,7 @@ def test_a_snapshot_replays_to_the_jobs_still_pending(tmp_path: Path) -> None:
     again = schedule_json(out)
     assert {p["job"] for p in again["pending"]} == {p["job"] for p in first["pending"]}
     assert again["dispatched"] == []
-    assert running_ids(out) == {d["job"] for d in first["dispatched"]}
+    assert running_ids(out) == {"r0"} | {d["job"] for d in first["dispatched"]}
 
 
 def test_a_snapshot_of_a_snapshot_is_the_same_file(tmp_path: Path) -> None:
@@ -275,7 +277,8 @@ def test_table_output_shows_the_stats_line(tmp_path: Path, state: str, picker: s
 
 
 def lenient_state(tmp_path: Path) -> Path:
-    """Strict queue ``q``: its first entry is malformed (tasks 0), then q1 and q2 fit."""
+    """Strict queue ``q``: its first entry is malformed (tasks 0), then q1 and q2 take
+    h0's two slots; o1 waits for one (it would run on the empty cluster)."""
     doc = (
         ClusterBuilder()
         .host("h0", slots=2)
@@ -283,7 +286,7 @@ def lenient_state(tmp_path: Path) -> Path:
         .job("bad", queue="q", submit_time=0)
         .job("q1", 1, queue="q", submit_time=1)
         .job("q2", 1, queue="q", submit_time=2)
-        .job("o1", 4, queue="other", submit_time=0)
+        .job("o1", 1, queue="other", submit_time=0)
         .to_dict()
     )
     doc["jobs"][0]["tasks"] = 0

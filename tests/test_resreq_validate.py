@@ -356,3 +356,38 @@ def test_bad_task_counts(tasks: tuple[int | None, int | None], message: str) -> 
     """Task counts are both given or both unsaid, with 1 <= min <= max."""
     with pytest.raises(ResreqError, match=re.escape(message)):
         bind_tasks(parse("select[mem>1]"), *tasks)
+
+
+RUSAGE_OFF_GRID = [
+    # (text, a catalog resolution for mem or None for the default, the error's words or None)
+    ("rusage[mem=0.0000001]", None, "finer than its resolution 1e-06"),
+    ("rusage[mem=333.3]", None, None),
+    ("rusage[mem=0.5]", 1.0, "finer than its resolution 1"),
+    ("rusage[swp=1:mem=2.25]", 0.1, "finer than its resolution 0.1"),
+    ("rusage[mem=2.5]", 0.1, None),
+    ("rusage[mem=1e13]", None, "too large to count exactly"),
+    ("2*{-} + 1*{rusage[mem=0.01]}", 1.0, "finer than its resolution 1"),
+]
+
+
+@pytest.mark.parametrize(("text", "resolution", "words"), RUSAGE_OFF_GRID)
+def test_rusage_amounts_must_fit_the_resolution(
+    text: str, resolution: float | None, words: str | None
+) -> None:
+    """issue 9: an rusage amount finer than its resource's resolution (or too large for
+    it) is refused at submission, located with a caret under the resource, so a state
+    file names the job (and ``--lenient`` can set it aside) instead of the session
+    failing later without a location."""
+    mem = ResourceDef("mem", ResourceKind.CONSUMABLE)
+    if resolution is not None:
+        mem = ResourceDef("mem", ResourceKind.CONSUMABLE, resolution=resolution)
+    catalog = ResourceCatalog([mem, ResourceDef("swp", ResourceKind.CONSUMABLE)])
+    if words is None:
+        check(parse(text), catalog, text)
+        return
+    with pytest.raises(ResreqError) as info:
+        check(parse(text), catalog, text)
+    err = info.value
+    assert err.message.startswith("rusage[]: mem: ")
+    assert words in err.message
+    assert err.column == text.index("mem=") + 1

@@ -560,7 +560,7 @@ def test_builder_dict_round_trips_through_yaml() -> None:
     )
     from_text = state_from_text(yaml.safe_dump(builder.to_dict()))
     assert _summary(from_text) == _summary(builder.build())
-    assert builder.build().used["mem"].tolist() == [200.0, 0.0, 0.0]
+    assert builder.build().held("mem").tolist() == [200.0, 0.0, 0.0]  # used is in units
 
 
 # -- resource requirement checks ------------------------------------------------------------------
@@ -645,11 +645,14 @@ def test_validate_requirements_on_a_built_state() -> None:
 
 
 def test_used_is_filled_from_running() -> None:
+    """What running work holds, read in each resource's own unit (``used`` counts in
+    units of its resolution)."""
     state = load_state(EXAMPLE)
     i = state.hosts.index["node01"]
-    assert state.used["slots"][i] == 8
-    assert state.used["mem"][i] == 16000
-    assert np.all(state.used["swp"] == 0)
+    assert state.held("slots")[i] == 8
+    assert state.held("mem")[i] == 16000
+    assert state.free("mem")[i] == state.hosts.capacity["mem"][i] - 16000
+    assert np.all(state.held("swp") == 0)
 
 
 # -- issue 9: lenient loading ---------------------------------------------------------------

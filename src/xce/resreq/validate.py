@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
+from xce.cluster.units import grid_error
 from xce.errors import ResreqError
 from xce.resreq.evaluate import compile_select
 from xce.resreq.model import AlterResreq, CompoundResreq, PrimaryResreq, Resreq
@@ -83,7 +84,7 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
             raise _fail(
                 f"order[]: {key.name!r} is {what}; order needs a number", text, key.name, "order"
             )
-    for name in p.rusage.amounts:
+    for name, amount in p.rusage.amounts.items():
         kind = catalog.kind(name)
         if name == SLOTS:
             raise _fail(
@@ -101,6 +102,9 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
                 name,
                 "rusage",
             )
+        why = grid_error(amount, catalog[name].scale, name)
+        if why is not None:  # amounts are counted exactly, in units of the resolution
+            raise _fail(f"rusage[]: {why}", text, name, "rusage")
     for name in p.same:
         kind = catalog.kind(name)
         if kind not in _ATTRIBUTES:
