@@ -393,10 +393,11 @@ def test_job_json_explains_one_job(tmp_path: Path, job: str) -> None:
     result = _invoke(str(path), "--job", job, "--json")
     assert result.exit_code == 0, result.stderr
     info = json.loads(result.stdout)
-    assert set(info) == {
+    assert set(info) - {"cause"} == {
         "job", "entry", "file", "identity", "resreq", "requirement", "pick", "picks",
         "status", "decision", "limits",
     }  # fmt: skip
+    assert ("cause" in info) == (status == "pending")
     state = load_state(path)
     (entry,) = [j for j in state.jobs if j.id == job]
     assert (info["job"], info["entry"], info["file"]) == (job, f"jobs[{entry.order}]", str(path))
@@ -656,3 +657,19 @@ def test_an_off_grid_rusage_is_located_and_lenient_sets_it_aside(tmp_path: Path)
     info = json.loads(result.stdout)
     assert [(p["job"], p["reason"]) for p in info["pending"]] == [("a", "INVALID")]
     assert [d["job"] for d in info["dispatched"]] == ["b"]
+
+
+def test_job_names_the_cause_of_never_runnable(tmp_path: Path) -> None:
+    """issue 9: for a job that can never run, ``--job`` names what fails even on the
+    empty cluster (PendInfo.cause), in the JSON and the text."""
+    path = job_state(tmp_path)
+    state = load_state(path)
+    (job,) = [j for j in state.jobs if j.id == "picky"]
+    info = PendInfo(PendReason.NEVER_RUNNABLE, "never", cause=PendReason.SELECT)
+    detail = explain_job(job, (Pending("picky", info),), state, str(path))
+    assert (detail["decision"]["reason"], detail["cause"]) == ("NEVER_RUNNABLE", "SELECT")
+    console = Console(file=io.StringIO(), width=200, highlight=False)
+    render_job(detail, console)
+    assert "NEVER_RUNNABLE (pick 1 of 1, cause SELECT)" in console.file.getvalue()  # type: ignore[attr-defined]
+    detail = explain_job(job, (Pending("picky", PendInfo(PendReason.SPAN, "m")),), state, "f")
+    assert detail["cause"] is None

@@ -287,6 +287,8 @@ def explain_job(
     else:
         out["status"] = "pending"
         out["decision"] = _pending(decision)
+        cause = decision.info.cause  # NEVER_RUNNABLE: what fails even on the empty cluster
+        out["cause"] = cause.value if cause is not None else None
         by_name = {lim.name: lim for lim in state.limits}
         out["limits"] = [_limit(by_name[n]) for n in decision.info.limits if n in by_name]
     if isinstance(job, InvalidJob):
@@ -344,7 +346,8 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
             console.print(f"[bold]shared[/]       {_amounts_text(d['shared'])}")
         return
     cached = ", cached: the unsatisfiable cache answered" if d["cached"] else ""
-    console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cached})")
+    cause = f", cause {info['cause']}" if info.get("cause") else ""
+    console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cause}{cached})")
     console.print(f"[bold]why[/]          {e(d['message'])}")
     if "error" in info and info["error"]["text"] is not None and info["error"]["column"]:
         err = info["error"]
