@@ -33,9 +33,12 @@ _EXAMPLES = 3  # host names shown per reason
 
 def _free(ctx: AllocContext, name: str) -> FloatArray:
     """Available now minus this attempt's uncommitted debits (earlier compound terms),
-    in units."""
+    in units (read-only: the books' own array when nothing is held)."""
+    uncommitted = ctx.uncommitted
+    if not uncommitted:
+        return ctx.books.units(name)
     free = ctx.books.units(name).copy()
-    for h, held in ctx.uncommitted.items():
+    for h, held in uncommitted.items():
         free[h] -= held.get(name, 0.0)
     return free
 
@@ -43,12 +46,13 @@ def _free(ctx: AllocContext, name: str) -> FloatArray:
 def _tasks(free: FloatArray, per_task: float, fixed: float) -> FloatArray:
     """Tasks that fit in ``free`` at ``per_task`` each after ``fixed`` (units)."""
     with np.errstate(invalid="ignore"):
-        fit = (
-            np.floor_divide(free - fixed, per_task)
-            if per_task > 0
-            else np.where(free >= fixed, np.inf, 0)
-        )
-    return np.asarray(np.fmax(fit, 0.0), dtype=np.float64)  # NaN (lacks it) -> 0
+        if per_task == 1 and not fixed:
+            fit = free  # slots: whole units already
+        elif per_task > 0:
+            fit = np.floor_divide(free - fixed if fixed else free, per_task)
+        else:
+            fit = np.where(free >= fixed, np.inf, 0)
+    return np.fmax(fit, 0.0)  # NaN (lacks it) -> 0
 
 
 class _Stages:

@@ -102,6 +102,7 @@ class Allocator:
         self.stats = AllocStats()
         self._hooks: tuple[Hook, ...] = self.registry.prepare_hooks()
         self._standard_hooks = self.registry.builtin_only()
+        self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
         self.empty = EmptyCluster(self, self._on_empty)
 
@@ -129,6 +130,7 @@ class Allocator:
         self.stats = AllocStats()
         self._hooks = self.registry.prepare_hooks()
         self._standard_hooks = self.registry.builtin_only()
+        self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups.clear()  # host attributes may have changed between sessions
 
     # --- job level -------------------------------------------------------------------
@@ -482,15 +484,18 @@ class Allocator:
         """The per-host try: the prepare fan-out builds the want, then the exact check
         (in resolution units: no tolerance)."""
         self.stats.host_tries += 1
-        request = ctx.request
-        request.clear()
-        for hook in self._hooks:
-            hook(ctx)
-        want: dict[str, float] = {}
-        for name, amount in request:
-            want[name] = want.get(name, 0.0) + amount
-        scales = ctx.scales
-        taken = {name: to_units(amount, scales[name]) for name, amount in want.items()}
+        if self._known_want:
+            want, taken = self._builtin_want(ctx)
+        else:
+            request = ctx.request
+            request.clear()
+            for hook in self._hooks:
+                hook(ctx)
+            want = {}
+            for name, amount in request:
+                want[name] = want.get(name, 0.0) + amount
+            scales = ctx.scales
+            taken = {name: float(round(amount * scales[name])) for name, amount in want.items()}
         held = ctx.uncommitted.get(h, _NOTHING)
         units = self.books.units
         for name, amount in taken.items():
@@ -502,6 +507,20 @@ class Allocator:
         claim = Claim(h, slots, tuple(want.items()), ctx.term)
         ctx.debit_units(h, taken)
         return claim
+
+    @staticmethod
+    def _builtin_want(ctx: AllocContext) -> tuple[dict[str, float], dict[str, float]]:
+        """The want the two builtin plugins' fan-out builds (exactly one of them adds the
+        bucket's standard want), in the resources' units and in resolution units."""
+        assert ctx.primary is not None
+        wants, n, first = ctx.primary.wants, ctx.nslots, ctx.first
+        want = {SLOTS: float(n)}
+        taken = {SLOTS: float(n)}
+        for name, amount in wants.for_bucket(n, first):
+            want[name] = want.get(name, 0.0) + amount
+        for name, amount in wants.units_for_bucket(n, first):
+            taken[name] = taken.get(name, 0.0) + amount
+        return want, taken
 
     def _fill(
         self, pp: PreparedPrimary, ctx: AllocContext, finder: HostFinder
