@@ -34,7 +34,7 @@ or 0.25, coarse enough for 9 × 10**9 of the unit (a host's mem in MB or KB)."""
 MAX_UNITS = float(2**53)
 """Units are exact integers in a float64 below this."""
 
-_RELATIVE = 1e-9  # how far a decimal's binary float may sit from its grid point
+_RELATIVE = 1e-15  # how far x * scale may sit from its grid point by binary rounding (< 3 ulp)
 
 
 def check_resolution(value: float) -> str | None:
