@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from builders import ClusterBuilder
 from xce.alloc import Claim, Dispatched, JobAllocation, Pending
-from xce.cluster import load_state, state_from_dict
+from xce.cluster import PendingJob, load_state, state_from_dict
 from xce.cluster.units import check_resolution, grid_error
-from xce.core import JobFinished, JobStarted, SchedulerCore, Session
+from xce.core import JobFinished, JobStarted, JobSubmitted, SchedulerCore, Session
 from xce.errors import EventError, InputError
 
 
@@ -121,7 +121,7 @@ def test_starting_and_ending_jobs_leaves_exactly_nothing_held(amounts: list[floa
     state = ClusterBuilder().host("h", slots=64, mem=100_000).build()
     core = SchedulerCore(state)
     for i, amount in enumerate(amounts):
-        core.apply(JobSubmittedFor(state, f"j{i}"))
+        core.apply(_submitted(f"j{i}"))
         alloc = JobAllocation((Claim(0, 1, (("mem", amount),)),))
         core.apply(JobStarted(f"j{i}", alloc, time=0.0))
     assert core.state.held("mem")[0] == pytest.approx(sum(amounts))
@@ -131,10 +131,7 @@ def test_starting_and_ending_jobs_leaves_exactly_nothing_held(amounts: list[floa
     assert core.state.free("mem")[0] == 100_000.0
 
 
-def JobSubmittedFor(state: object, job_id: str) -> object:  # noqa: N802 (reads as an event)
-    from xce.cluster import PendingJob
-    from xce.core import JobSubmitted
-
+def _submitted(job_id: str) -> JobSubmitted:
     return JobSubmitted(PendingJob(job_id, "u", "normal", "default", 1, 1, "", 0.0, None, 0))
 
 
