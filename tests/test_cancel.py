@@ -16,7 +16,6 @@ from xce.alloc import (
     AllocMode,
     AllocOptions,
     CancelToken,
-    Claim,
     Decision,
     Dispatched,
     JobRequest,
