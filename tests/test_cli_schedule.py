@@ -673,3 +673,29 @@ def test_job_names_the_cause_of_never_runnable(tmp_path: Path) -> None:
     assert "NEVER_RUNNABLE (pick 1 of 1, cause SELECT)" in console.file.getvalue()  # type: ignore[attr-defined]
     detail = explain_job(job, (Pending("picky", PendInfo(PendReason.SPAN, "m")),), state, "f")
     assert detail["cause"] is None
+
+
+def test_decisions_json_names_the_cause_of_a_never_runnable_job(tmp_path: Path) -> None:
+    """Issue 9 (pend reasons a user can act on): a 64-task span[hosts=1] job on 32-slot
+    hosts is NEVER_RUNNABLE with cause SPAN, and its breakdown covers every host, with
+    example names; a job merely waiting has no cause."""
+    doc = (
+        ClusterBuilder()
+        .hosts(3, slots=32)
+        .running("r", on={"h0": 32, "h1": 32, "h2": 30})
+        .job("wide", 64, resreq="span[hosts=1]")
+        .job("waits", 4)
+        .to_dict()
+    )
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(app, ["schedule", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    pending = {p["job"]: p for p in json.loads(result.stdout)["pending"]}
+    wide, waits = pending["wide"], pending["waits"]
+    assert (wide["reason"], wide["cause"]) == ("NEVER_RUNNABLE", "SPAN")
+    assert wide["hosts"] == {"NOT_ENOUGH_SLOTS": 3}
+    assert wide["examples"] == {"NOT_ENOUGH_SLOTS": ["h0", "h1", "h2"]}
+    assert waits["reason"] == "NOT_ENOUGH_SLOTS"
+    assert "cause" not in waits
+    assert sum(waits["hosts"].values()) == 3

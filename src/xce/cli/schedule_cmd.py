@@ -64,6 +64,8 @@ def _pending(p: Pending) -> dict[str, Any]:
     }
     if p.info.limits:
         entry["limits"] = list(p.info.limits)
+    if p.info.cause is not None:  # NEVER_RUNNABLE: why, even on the empty cluster
+        entry["cause"] = p.info.cause.value
     return entry
 
 
