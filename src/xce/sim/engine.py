@@ -497,7 +497,7 @@ class Simulation:
                 if hold is not None and hold.blocker(job) is not None:
                     continue  # waits behind a job held by a limit
                 fewest = self._fewest_tasks(job)
-                limited = self._limited(job)
+                limited = bool(self._limits) and self._limited(job)
                 before = ahead.get(queue, 0)
                 if not limited and fewest > free - before:
                     headed.add(queue)
