@@ -26,6 +26,8 @@ and :data:`SELECTS` an oracle predicate per select text the strategies use.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -138,6 +140,9 @@ _BASIC_SELECTS = (
 _ALL_SELECTS = tuple(sorted(SELECTS))
 
 
+_TASKS = st.one_of(st.just(1), st.integers(2, 12), st.integers(2, 4))
+
+
 @dataclass(frozen=True, slots=True)
 class _Mix:
     """What a strategy draws from: the original integer mix or the extended one."""
@@ -156,6 +161,18 @@ class _Mix:
     run_scratch: tuple[float, ...]
     lic_totals: st.SearchStrategy[float | None]
     limit_mem: tuple[float, ...]
+    spans: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ("simple", "simple", "simple", "compound", "alter", "alter2")
+    min_hosts: int = 1
+    max_hosts: int = 12
+    max_slots: int = 8
+    scratch_small: bool = False  # hosts with scratch have 1 slot
+    max_running: int = 4
+    max_limits: int = 2
+    tasks: st.SearchStrategy[int] = _TASKS
+    max_templates: int = 6  # distinct job templates (jobs recur: cache hits)
+    twins: int = 0  # near-twin templates (only order[] changed) added to the job pool
+    max_jobs: int = 25
 
 
 _RUSAGES = ("", "", "rusage[mem=300]", "rusage[mem=500]", "rusage[mem=1500]")
@@ -200,6 +217,7 @@ BASIC = _Mix(
     run_scratch=(0,),
     lic_totals=st.none() | st.integers(0, 4),
     limit_mem=(500, 1000, 3000),
+    spans=_SPANS,
 )
 EXTENDED = _Mix(
     selects=_ALL_SELECTS,
@@ -222,7 +240,41 @@ EXTENDED = _Mix(
     run_scratch=(0, 0, 10, 2.5),
     lic_totals=st.none() | st.integers(0, 4) | st.sampled_from((0.5, 2.5)),
     limit_mem=(500, 1000, 3000, 666.6, 0.5),
+    spans=_SPANS,
+    twins=2,
 )
+PER_JOB = dataclasses.replace(
+    EXTENDED,
+    selects=("", "", "", "", "", "select[mem<500]"),
+    lic_totals=st.sampled_from((None, None, None, 1)),
+    max_limits=1,
+    rusages_host=(
+        "rusage[scratch=10]",
+        "rusage[scratch=10]",
+        "rusage[scratch=10]",
+        "rusage[scratch=2.5]",
+        "rusage[mem=333.3:scratch=10]",
+        "rusage[mem=0.1:scratch=0.1]",
+    ),
+    rusages_lic=("rusage[scratch=10]", "rusage[scratch=10:lic=1]", "rusage[scratch=2.5]"),
+    spans=("", "", "", "", "", "span[ptile=2]"),
+    sames=("", "", "", "", "", "same[type]"),
+    orders=("", "order[scratch]", "order[-scratch]", "order[mem]", "order[-slots]", "order[slots]"),
+    kinds=("simple", "simple", "simple", "simple", "simple", "alter"),
+    host_scratch=(None, 0, 10, 10),
+    max_hosts=4,
+    max_slots=4,
+    tasks=st.integers(2, 6),
+    twins=3,
+    max_templates=2,
+    max_jobs=5,
+    min_hosts=2,
+    max_running=1,
+    scratch_small=True,
+)
+"""Biased to where per-job amounts make the fill plan depend on host order (the
+unsatisfiable cache's key must cover everything that changes the outcome): few hosts,
+scratch on some, most jobs wanting scratch without a span, order[] twins."""
 
 
 def _mix(extended: bool) -> _Mix:
@@ -403,21 +455,27 @@ def host_facts(scenario: Scenario) -> list[HostFacts]:
 
 @st.composite
 def _hosts(draw: st.DrawFn, max_hosts: int, mix: _Mix) -> tuple[HostDraw, ...]:
-    n = draw(st.integers(1, max_hosts))
+    n = draw(st.integers(min(mix.min_hosts, max_hosts), max_hosts))
     ntypes = draw(st.integers(2, 3))
-    return tuple(
-        HostDraw(
-            name=f"h{i}",
-            slots=draw(st.integers(1, 8)),
-            mem=draw(st.sampled_from(mix.host_mem)),
-            swp=draw(st.sampled_from(mix.host_swp)),
-            type=draw(st.sampled_from(TYPES[:ntypes])),
-            fast=draw(st.booleans()),
-            status=draw(st.sampled_from(("ok",) * 6 + ("closed", "unavail"))),
-            scratch=draw(st.sampled_from(mix.host_scratch)),
+    out = []
+    for i in range(n):
+        scratch = draw(st.sampled_from(mix.host_scratch))
+        # PER_JOB: scratch on 1-slot hosts only, so a job's first bucket (which takes the
+        # scratch) is small and the rest must come from other hosts.
+        most = 1 if mix.scratch_small and scratch else mix.max_slots
+        out.append(
+            HostDraw(
+                name=f"h{i}",
+                slots=draw(st.integers(1, most)),
+                mem=draw(st.sampled_from(mix.host_mem)),
+                swp=draw(st.sampled_from(mix.host_swp)),
+                type=draw(st.sampled_from(TYPES[:ntypes])),
+                fast=draw(st.booleans()),
+                status=draw(st.sampled_from(("ok",) * 6 + ("closed", "unavail"))),
+                scratch=scratch,
+            )
         )
-        for i in range(n)
-    )
+    return tuple(out)
 
 
 def _fits(free: Fraction | None, want: Fraction) -> bool:
@@ -439,7 +497,7 @@ def _running(
     free = {"mem": amounts("mem"), "swp": amounts("swp"), SCRATCH: amounts(SCRATCH)}
     lic_left = exact(lic_total or 0)
     out: list[RunningDraw] = []
-    for i in range(draw(st.integers(0, 4))):
+    for i in range(draw(st.integers(0, mix.max_running))):
         names = draw(st.lists(st.sampled_from([h.name for h in hosts]), min_size=1, max_size=2))
         on: list[tuple[str, int]] = []
         for name in dict.fromkeys(names):
@@ -489,7 +547,7 @@ def _consumers(names: tuple[str, ...]) -> st.SearchStrategy[tuple[str, ...] | No
 @st.composite
 def _limits(draw: st.DrawFn, mix: _Mix) -> tuple[LimitDraw, ...]:
     out = []
-    for i in range(draw(st.integers(0, 2))):
+    for i in range(draw(st.integers(0, mix.max_limits))):
         what = draw(st.sampled_from(("slots", "jobs", "mem")))
         per_host = draw(st.booleans())
         amount = {
@@ -514,18 +572,14 @@ def _limits(draw: st.DrawFn, mix: _Mix) -> tuple[LimitDraw, ...]:
 
 
 @st.composite
-def primary_texts(
-    draw: st.DrawFn, lic: bool = False, placement: bool = True, *, extended: bool = True
-) -> str:
-    """A SIMPLE requirement: select, rusage and (with ``placement``) span, same, order."""
-    mix = _mix(extended)
+def _primary(draw: st.DrawFn, mix: _Mix, lic: bool, placement: bool = True) -> str:
     parts = [
         draw(st.sampled_from(mix.selects)),
         draw(st.sampled_from(mix.rusages_lic if lic else mix.rusages_host)),
     ]
     if placement:
         parts += [
-            draw(st.sampled_from(_SPANS)),
+            draw(st.sampled_from(mix.spans)),
             draw(st.sampled_from(mix.sames)),
             draw(st.sampled_from(mix.orders)),
         ]
@@ -533,53 +587,76 @@ def primary_texts(
 
 
 @st.composite
-def compound_texts(draw: st.DrawFn, lic: bool = False, *, extended: bool = True) -> str:
-    """``m1*{...} + m2*{...}``; the second term is sometimes the empty ``{-}``."""
-    first = draw(primary_texts(lic, extended=extended)) or "-"
-    second = draw(st.just("-") | primary_texts(lic, extended=extended)) or "-"
+def _compound(draw: st.DrawFn, mix: _Mix, lic: bool) -> str:
+    first = draw(_primary(mix, lic)) or "-"
+    second = draw(st.just("-") | _primary(mix, lic)) or "-"
     m1, m2 = draw(st.integers(1, 4)), draw(st.integers(1, 3))
     return f"{m1}*{{{first}}} + {m2}*{{{second}}}"
 
 
-_TASKS = st.one_of(st.just(1), st.integers(2, 12), st.integers(2, 4))
-
-
 @st.composite
-def job_texts(
-    draw: st.DrawFn, lic: bool = False, *, extended: bool = True
-) -> tuple[str, int | None]:
-    """A requirement and the job's task count (None when a compound fixes it)."""
-    kind = draw(st.sampled_from(("simple", "simple", "simple", "compound", "alter", "alter2")))
-    primary = primary_texts(lic, extended=extended)
-    compound = compound_texts(lic, extended=extended)
+def _job_text(draw: st.DrawFn, mix: _Mix, lic: bool) -> tuple[str, int | None]:
+    kind = draw(st.sampled_from(mix.kinds))
+    primary, compound = _primary(mix, lic), _compound(mix, lic)
     if kind == "simple":
-        return draw(primary), draw(_TASKS)
+        return draw(primary), draw(mix.tasks)
     if kind == "compound":
         return draw(compound), None
     if kind == "alter":
         a, b = draw(primary), draw(primary)
-        return f"{{{a}}} || {{{b}}}", draw(_TASKS)
+        return f"{{{a}}} || {{{b}}}", draw(mix.tasks)
     # A compound alternative fixes the total the simple alternative then takes.
     return f"{{{draw(compound)}}} || {{{draw(primary)}}}", None
 
 
+def primary_texts(
+    lic: bool = False, placement: bool = True, *, extended: bool = True
+) -> st.SearchStrategy[str]:
+    """A SIMPLE requirement: select, rusage and (with ``placement``) span, same, order."""
+    return _primary(_mix(extended), lic, placement)
+
+
+def compound_texts(lic: bool = False, *, extended: bool = True) -> st.SearchStrategy[str]:
+    """``m1*{...} + m2*{...}``; the second term is sometimes the empty ``{-}``."""
+    return _compound(_mix(extended), lic)
+
+
+def job_texts(
+    lic: bool = False, *, extended: bool = True
+) -> st.SearchStrategy[tuple[str, int | None]]:
+    """A requirement and the job's task count (None when a compound fixes it)."""
+    return _job_text(_mix(extended), lic)
+
+
+_ORDER = re.compile(r"\s*order\[[^\]]*\]")
+
+
 @st.composite
 def _jobs(
-    draw: st.DrawFn, lic: bool, min_jobs: int, max_jobs: int, extended: bool
+    draw: st.DrawFn, mix: _Mix, lic: bool, min_jobs: int, max_jobs: int
 ) -> tuple[JobDraw, ...]:
     pool = draw(
         st.lists(
             st.tuples(
-                job_texts(lic, extended=extended),
+                _job_text(mix, lic),
                 st.sampled_from(USERS),
                 st.sampled_from(QUEUES),
                 st.sampled_from(PROJECTS),
             ),
             min_size=1,
-            max_size=6,
+            max_size=mix.max_templates,
         )
     )
-    picks = draw(st.lists(st.sampled_from(pool), min_size=min_jobs, max_size=max_jobs))
+    # Near-twins: a simple template again with only its order[] changed (same identity),
+    # so jobs sharing a cache key (order[] is not in the fingerprint) may place differently.
+    simple = [t for t in pool if "{" not in t[0][0]]
+    if simple and mix.twins:
+        for (text, tasks), *who in draw(st.lists(st.sampled_from(simple), max_size=mix.twins)):
+            order = draw(st.sampled_from(mix.orders))
+            twin = " ".join(p for p in (_ORDER.sub("", text).strip(), order) if p)
+            pool.append(((twin, tasks), *who))
+    most = max(min_jobs, min(max_jobs, mix.max_jobs))
+    picks = draw(st.lists(st.sampled_from(pool), min_size=min_jobs, max_size=most))
     return tuple(
         JobDraw(f"j{i}", text, tasks, user, queue, project)
         for i, ((text, tasks), user, queue, project) in enumerate(picks)
@@ -593,7 +670,7 @@ def simple_parallel_jobs(
     ``span[hosts=1]`` / ``span[ptile=n]``). No same, no order, no license, nothing per
     host or per job; with ``extended``, fractional mem and the volatile selects."""
     mix = _mix(extended)
-    span = st.sampled_from(_SPANS) if spans else st.just("")
+    span = st.sampled_from(mix.spans) if spans else st.just("")
     text = st.tuples(st.sampled_from(mix.selects), st.sampled_from(mix.rusages), span).map(
         lambda parts: " ".join(p for p in parts if p)
     )
@@ -621,12 +698,12 @@ def scenarios(
     extended: bool = True,
 ) -> Scenario:
     """A random small cluster with a job mix (see the module docstring)."""
-    mix = _mix(extended)
-    hosts = draw(_hosts(max_hosts, mix))
+    mix = draw(st.sampled_from((EXTENDED, PER_JOB))) if extended else BASIC
+    hosts = draw(_hosts(min(max_hosts, mix.max_hosts), mix))
     lic_total = draw(mix.lic_totals) if shared else None
     run = draw(_running(hosts, lic_total, mix)) if running else ()
     lims = draw(_limits(mix)) if limits else ()
-    jobs = draw(_jobs(lic_total is not None, min_jobs, max_jobs, extended)) if max_jobs else ()
+    jobs = draw(_jobs(mix, lic_total is not None, min_jobs, max_jobs)) if max_jobs else ()
     return Scenario(hosts, run, lic_total, lims, jobs)
 
 
