@@ -265,27 +265,39 @@ def test_a2_same_groups_ordered_by_first_eligible_host() -> None:
 def test_f_limit_before_shared() -> None:
     """issue 9: F_limit_before_shared.json — the shared total (0) is below the request
     and the limit allows 0 slots: the job can never run here, so it pends
-    NEVER_RUNNABLE, with a message naming the licence."""
+    NEVER_RUNNABLE; by the documented precedence (SHARED_RESOURCE before LIMIT) the
+    cause is the licence, which the message names."""
     result = decide_on_every_switch(_state("F_limit_before_shared.json"))
     p = _pending(result, "j")
     assert p.info.reason is PendReason.NEVER_RUNNABLE, p
+    assert p.info.cause is PendReason.SHARED_RESOURCE, p
     assert "lic" in p.info.message, p
+
+
+def _failing_constraint(p: Pending) -> PendReason | None:
+    """What a pend names as failing: its reason, or for NEVER_RUNNABLE (which ranks
+    first, docs/allocation.md) the reason it fails even on the empty cluster."""
+    if p.info.reason is PendReason.NEVER_RUNNABLE:
+        return p.info.cause
+    return p.info.reason
 
 
 def test_h1_span_fails() -> None:
     """issue 9: H1_span_fails_xce_says_SAME.json — ``span[ptile=1] same[model]`` with 2
-    tasks on one 2-slot host: the span is what fails, so the reason is SPAN."""
+    tasks on one 2-slot host: the span is what fails, so the reason is SPAN (as the
+    cause of NEVER_RUNNABLE: the cluster can never run it)."""
     result = decide_on_every_switch(_state("H1_span_fails_xce_says_SAME.json"))
     p = _pending(result, "j")
-    assert p.info.reason is PendReason.SPAN, p
+    assert _failing_constraint(p) is PendReason.SPAN, p
 
 
 def test_h2_same_fails() -> None:
     """issue 9: H2_same_fails_ref_says_SPAN.json — ``span[hosts=1] same[type:model]``:
-    no host has both type and model, so the reason is SAME."""
+    no host has both type and model, so the reason is SAME (as the cause of
+    NEVER_RUNNABLE: the cluster can never run it)."""
     result = decide_on_every_switch(_state("H2_same_fails_ref_says_SPAN.json"))
     p = _pending(result, "j")
-    assert p.info.reason is PendReason.SAME, p
+    assert _failing_constraint(p) is PendReason.SAME, p
 
 
 def test_j_hosts_breakdown() -> None:
@@ -295,6 +307,7 @@ def test_j_hosts_breakdown() -> None:
     result = decide_on_every_switch(_state("J_hosts_breakdown.json"))
     p = _pending(result, "j")
     assert p.info.reason is PendReason.NEVER_RUNNABLE, p
+    assert p.info.cause is PendReason.NOT_ENOUGH_SLOTS, p
     assert dict(p.info.hosts) == {"NOT_ENOUGH_SLOTS": 1}, p
 
 
