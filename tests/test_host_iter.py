@@ -60,7 +60,7 @@ def candidates(
     pp = prepared(state, text, nslots)
     books = books if books is not None else SessionBooks(state)
     finder = HostFinder(pp, books)
-    want = pp.wants.for_bucket(nslots, True)
+    want = pp.wants.units_for_bucket(nslots, True)
     return [
         state.hosts.names[h] for h in HostIterator(finder, nslots, want, token or CancelToken())
     ]
@@ -130,7 +130,7 @@ def test_fresh_instances_from_the_same_plan_are_independent() -> None:
     (once per bucket); each is independent of the others' progress and closing."""
     pp = prepared(STATE, "", 2)
     finder = HostFinder(pp, SessionBooks(STATE))
-    want = pp.wants.for_bucket(1, True)
+    want = pp.wants.units_for_bucket(1, True)
     first = HostIterator(finder, 1, want, CancelToken())
     assert next(first) == 0
     second = HostIterator(finder, 1, want, CancelToken())
@@ -140,7 +140,7 @@ def test_fresh_instances_from_the_same_plan_are_independent() -> None:
     third = HostIterator(finder, 1, want, CancelToken())
     assert list(third) == [0, 1, 3, 6]
     # a bigger bucket's iterator does not hide the hosts it rejects from a smaller one
-    assert list(HostIterator(finder, 3, pp.wants.for_bucket(3, True), CancelToken())) == [3]
+    assert list(HostIterator(finder, 3, pp.wants.units_for_bucket(3, True), CancelToken())) == [3]
     assert list(HostIterator(finder, 1, want, CancelToken())) == [0, 1, 3, 6]
 
 
@@ -313,7 +313,7 @@ def test_order_head_then_rest_is_the_full_order(
     state = builder.build()
     pp = prepared(state, order)
     finder = HostFinder(pp, SessionBooks(state))
-    want = pp.wants.for_bucket(1, True)
+    want = pp.wants.units_for_bucket(1, True)
     got = list(HostIterator(finder, 1, want, CancelToken()))
     assert got == _order_oracle(drawn, order)
     assert len(got) == len(set(got)) == state.hosts.n

@@ -66,12 +66,18 @@ def constructed(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 
 def cluster() -> ClusterBuilder:
+    """Free now: A 2 slots / 1000 mem, B 2 / 500, C nothing (running work holds its 4
+    slots and 1000 of its 3000 mem). C is what makes the unsatisfiable jobs below wait
+    for resources rather than never run (NEVER_RUNNABLE, issue 9): on the empty cluster
+    each of them fits C."""
     return (
         ClusterBuilder()
         .queue("normal")
         .queue("other")
         .host("A", slots=2, mem=1000, type="X")
         .host("B", slots=2, mem=500, type="X")
+        .host("C", slots=4, mem=3000, type="X")
+        .running("r", on={"C": 4}, rusage={"mem": 250})
     )
 
 
@@ -94,7 +100,7 @@ def key(alloc: Allocator, job_id: str) -> tuple[object, str, str, str]:
 
 UNSATISFIABLE = [
     pytest.param("span[hosts=1]", 3, PendReason.SPAN, id="span"),
-    pytest.param('select[type=="Z"]', 1, PendReason.SELECT, id="select-seqjob"),
+    pytest.param("select[mem>2500]", 1, PendReason.SELECT, id="select-seqjob"),
     pytest.param("select[mem>600]", 3, PendReason.NOT_ENOUGH_SLOTS, id="slots"),
     pytest.param("rusage[mem=600]", 2, PendReason.NOT_ENOUGH_RESOURCE, id="resource"),
 ]
@@ -148,11 +154,12 @@ def test_another_identity_or_shape_is_a_miss(
     )
     alloc = allocator(state)
     decide(alloc, "j1")
-    before = constructed["plans"]
+    before, misses = constructed["plans"], alloc.stats.cache_misses
     second = decide(alloc, "j2")
     assert isinstance(second, Pending)
     assert not second.cached
-    assert constructed["plans"] == before + 1
+    assert constructed["plans"] > before  # allocated in full (plans constructed)
+    assert alloc.stats.cache_misses == misses + 1
     assert alloc.stats.cache_hits == 0
     assert len(alloc.cache) == 2
 
@@ -223,11 +230,14 @@ def test_select_that_can_turn_true_is_never_looked_up_nor_cached(
         cluster().job("j1", resreq="select[mem<100]").job("j2", resreq="select[mem<100]").build()
     )
     alloc = allocator(state)
-    decisions = [decide(alloc, "j1"), decide(alloc, "j2")]
+    decisions = []
+    for job in ("j1", "j2"):
+        before = constructed["plans"]
+        decisions.append(decide(alloc, job))
+        assert constructed["plans"] > before  # each allocated in full
     assert all(isinstance(d, Pending) and not d.cached for d in decisions)
     s = alloc.stats
     assert (s.cache_hits, s.cache_misses, s.cache_inserts) == (0, 0, 0)
-    assert constructed["plans"] == 2
 
 
 def test_compound_term_failing_behind_earlier_debits_is_not_cached() -> None:
@@ -254,10 +264,13 @@ def test_compound_term_failing_behind_earlier_debits_is_not_cached() -> None:
 
 def test_compound_first_term_failing_clean_is_cached() -> None:
     """Spec Req 7 AC 3 / design §3: a term failing while the job holds nothing is cached
-    under its own fingerprint, so a simple job of that shape hits."""
+    under its own fingerprint, so a simple job of that shape hits. (The Z host is busy,
+    not missing: the term waits for slots rather than never running, issue 9.)"""
     state = (
         ClusterBuilder()
         .host("A", slots=2, type="X")
+        .host("Z", slots=2, type="Z")
+        .running("r", on={"Z": 2})
         .job("j1", resreq='2*{select[type=="Z"]} + 1*{select[type=="X"]}', user="u")
         .job("j2", 2, resreq='select[type=="Z"]', user="u")
         .build()
@@ -268,7 +281,7 @@ def test_compound_first_term_failing_clean_is_cached() -> None:
     assert isinstance(first, Pending)
     assert isinstance(second, Pending)
     assert second.cached
-    assert second.info.reason is first.info.reason is PendReason.SELECT
+    assert second.info.reason is first.info.reason is PendReason.NOT_ENOUGH_SLOTS
 
 
 def test_cache_off_gives_the_same_decisions() -> None:
