@@ -38,6 +38,7 @@ class SessionBooks:
         self.memo = SelectMemo(self)
         self._avail: dict[str, FloatArray] = {}  # units
         self._real: dict[str, FloatArray] = {}  # _avail / scale (the same array if 1)
+        self._stale = False  # _real lags behind charges (brought up to date when read)
         self._shared: dict[str, float] = {}  # units
         self.scales = state.catalog.scales
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
@@ -68,6 +69,7 @@ class SessionBooks:
                 np.divide(mine, scale, out=real[name])
             else:
                 real[name] = mine / scale
+        self._stale = False
         self._shared = {name: st.shared_free_units(name) for name in st.shared_total}
         hosts = st.hosts
         if hosts is not self._hosts_seen or hosts.version != self._version_seen:
@@ -99,7 +101,17 @@ class SessionBooks:
 
     def available(self, name: str) -> FloatArray:
         """Available now, in the resource's own unit (for selects; read-only)."""
+        if self._stale:
+            self._refresh()
         return self._real[name]
+
+    def _refresh(self) -> None:
+        """Bring the own-unit view up to date (the exact value, correctly rounded)."""
+        for name, real in self._real.items():
+            units = self._avail[name]
+            if real is not units:
+                np.divide(units, self.scales[name], out=real)
+        self._stale = False
 
     def shared_available(self, name: str) -> float:
         return self._shared[name] / self.scales[name]
@@ -119,26 +131,22 @@ class SessionBooks:
     # --- charging --------------------------------------------------------------------
     def charge(self, allocation: JobAllocation) -> None:
         """Hand a dispatched job's resources out: no later job of the session gets them."""
-        avail, real, scales = self._avail, self._real, self.scales
+        avail, scales = self._avail, self.scales
         self.total_slots -= allocation.slots
         for part in allocation.parts:
             if isinstance(part, ClaimRun):  # distinct hosts: one numpy pass per resource
                 hosts = part.hosts
                 avail[SLOTS][hosts] -= part.slots
                 for name, amount in part.amounts:
-                    scale = scales[name]
-                    avail[name][hosts] -= to_units(amount, scale)
-                    if scale != 1.0:
-                        real[name][hosts] = avail[name][hosts] / scale
+                    avail[name][hosts] -= round(amount * scales[name])
+                    self._stale = True
                 self.memo.forget_hosts(hosts.tolist())
             else:
                 h = part.host
                 avail[SLOTS][h] -= part.slots
                 for name, amount in part.amounts:
-                    scale = scales[name]
-                    avail[name][h] -= to_units(amount, scale)
-                    if scale != 1.0:
-                        real[name][h] = avail[name][h] / scale
+                    avail[name][h] -= round(amount * scales[name])
+                    self._stale = True
                 self.memo.forget_host(h)
         if allocation.shared:
             for name, amount in allocation.shared:

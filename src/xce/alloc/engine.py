@@ -104,6 +104,7 @@ class Allocator:
         self._standard_hooks = self.registry.builtin_only()
         self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
+        self._group_of: dict[tuple[str, ...], npt.NDArray[np.intp]] = {}
         self.empty = EmptyCluster(self, self._on_empty)
 
     def _on_empty(self, state: ClusterState) -> Allocator:
@@ -362,12 +363,12 @@ class Allocator:
         their first eligible member: a host that is ok, matches the select and could take
         one task with the job's first-bucket want now (so a 1-task job lands where the
         seqjob rule puts it). Groups without one come last, in their own order."""
-        first = self.books.hosts.n
         candidates = HostFinder(pp, self.books).ordered(pp.wants.units_for_bucket(1, True), 1)
-        rank = np.full(self.books.hosts.n, first, dtype=np.intp)
-        rank[candidates] = np.arange(len(candidates))
-        keys = [int(rank[f.mask].min()) if f.mask.any() else first for f in finders]
-        return [finders[i] for i in sorted(range(len(finders)), key=keys.__getitem__)]
+        group = self._group_of[pp.primary.same][candidates]  # each candidate's group
+        seen, first = np.unique(group[group >= 0], return_index=True)
+        rank = np.full(len(finders), len(candidates), dtype=np.intp)
+        rank[seen] = first  # position of each group's first candidate
+        return [finders[int(i)] for i in np.argsort(rank, kind="stable")]
 
     def _same_groups(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
         """``same[a:b]``: one host mask per distinct value combination (hosts lacking one
@@ -380,6 +381,8 @@ class Allocator:
         return groups
 
     def _group_hosts(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
+        """The group masks of ``same[names]``; also records each host's group index
+        (-1: in none) in ``_group_of``."""
         hosts = self.books.hosts
         columns: list[npt.NDArray[Any]] = []
         for name in names:
@@ -395,10 +398,13 @@ class Allocator:
             if not any(v is None or (isinstance(v, float) and math.isnan(v)) for v in k):
                 groups.setdefault(k, []).append(h)
         masks: list[np.ndarray | None] = []
-        for members in groups.values():
+        group_of = np.full(hosts.n, -1, dtype=np.intp)
+        for g, members in enumerate(groups.values()):
             mask = np.zeros(hosts.n, dtype=np.bool_)
             mask[members] = True
             masks.append(mask)
+            group_of[members] = g
+        self._group_of[names] = group_of
         return masks or [np.zeros(hosts.n, dtype=np.bool_)]
 
     def _try_plan(self, plan: Plan, ctx: AllocContext, finder: HostFinder) -> list[Part] | None:
@@ -622,10 +628,15 @@ def _whole(x: float) -> int:
 
 def _shared_shortfall(terms: Sequence[PreparedPrimary], ctx: AllocContext) -> _Failed | None:
     """A shared resource the whole alternative wants more of than is left (job level)."""
-    wanted: dict[str, float] = {}
-    for pp in terms:
-        for name, amount in pp.wants.shared_units:
-            wanted[name] = wanted.get(name, 0.0) + amount
+    if len(terms) == 1:
+        if not terms[0].wants.shared_units:
+            return None  # the common case: nothing shared
+        wanted = dict(terms[0].wants.shared_units)
+    else:
+        wanted = {}
+        for pp in terms:
+            for name, amount in pp.wants.shared_units:
+                wanted[name] = wanted.get(name, 0.0) + amount
     for name, amount in wanted.items():
         left = ctx.books.shared_units(name)
         if left < amount:
