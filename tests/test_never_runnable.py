@@ -189,3 +189,25 @@ def test_same_groups_follow_order_by_their_first_eligible_host() -> None:
     assert placed["spread"] == ["c"]  # most free slots: c (group X) before b
     assert placed["pair"] == ["c"]  # plan [2] on every group before [1, 1]: only c has 2
     assert state.hosts.status[0] == HostStatus.CLOSED
+
+
+def test_the_never_check_uses_the_allocators_current_token() -> None:
+    """Issue 9: after a cancelled session, the next one (a fresh token) still decides a
+    never-runnable job (the empty-cluster check must not keep the cancelled token)."""
+    from xce.alloc import Allocator
+    from xce.core import job_request
+    from xce.errors import Cancelled
+
+    state = ClusterBuilder().hosts(1, slots=2).job("j", 4).job("k", 8).build()
+    alloc = Allocator(state)
+    alloc.begin_session()
+    first = alloc.decide(job_request(state.jobs[0], state.catalog))
+    assert isinstance(first, Pending)
+    alloc.token.cancel()
+    with pytest.raises(Cancelled):
+        alloc.decide(job_request(state.jobs[1], state.catalog))
+    alloc.token = CancelToken()
+    alloc.begin_session()
+    got = alloc.decide(job_request(state.jobs[1], state.catalog))
+    assert isinstance(got, Pending)
+    assert got.info.reason is R.NEVER_RUNNABLE

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from xce.alloc.cancel import CancelToken
 from xce.alloc.outcome import PendInfo, Pending, PendReason
 from xce.alloc.request import PreparedPrimary, PreparedRequirement
 from xce.cluster.hosts import HostTable
@@ -36,6 +37,7 @@ class _Placer(Protocol):
     """What this module needs of an allocator (the engine's :class:`Allocator`)."""
 
     state: ClusterState
+    token: CancelToken
 
     def begin_session(self) -> None: ...
 
@@ -61,6 +63,7 @@ class EmptyCluster:
             key = (job.requirement, job.user, job.queue, job.project)
         if key in self._memo:
             return self._memo[key]
+        placer.token = self._owner.token  # the owner's current token (cancellation)
         decision = placer.try_place(replace(job, requirement=_without_volatile(job.requirement)))
         info = None
         if isinstance(decision, Pending):
