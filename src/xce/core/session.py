@@ -221,7 +221,10 @@ class Session:
     def _decide(self, pick: Pick) -> Decision:
         if pick.blocked_by is not None:
             self.allocator.token.checkpoint()
-            message = f"waiting behind job {pick.blocked_by}, the head of queue {pick.job.queue}"
+            message = (
+                f"waiting behind job {pick.blocked_by} of strict queue {pick.job.queue} "
+                "(it waits for resources, or on a limit that applies to this job too)"
+            )
             return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
         return self.allocator.decide(self._request(pick.job))
 
