@@ -222,7 +222,7 @@ class Session:
         if pick.blocked_by is not None:
             self.allocator.token.checkpoint()
             message = (
-                f"waiting behind job {pick.blocked_by} of strict queue {pick.job.queue} "
+                f"waiting behind job {pick.blocked_by}, in strict queue {pick.job.queue} "
                 "(it waits for resources, or on a limit that applies to this job too)"
             )
             return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
