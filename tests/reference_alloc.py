@@ -610,10 +610,10 @@ def _eval(e: Expr, world: World, h: int) -> Value:
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-NOT_IS_VOLATILE = True
-"""The rule as written: a consumable under ``!`` makes a select volatile. False gives the
-polarity-aware reading (``!(mem<1000)`` can only turn false as mem falls, so it is not
-volatile); the differential test uses it to tell that known difference from others."""
+NOT_IS_VOLATILE = False
+"""The rule (decided in issue 9): ``!`` flips polarity — ``!(mem<1000)`` can only turn
+false as mem falls, so it is not volatile. True gives the cruder reading of design §3
+(any consumable under ``!`` is volatile), kept to label that difference if it returns."""
 
 
 def _turns_true(op: str, positive: bool) -> bool:
@@ -903,19 +903,22 @@ SAME_RANK_IGNORES_LIMITS = False
 the engine did when this test was written); for telling that known difference apart."""
 
 
-def same_groups(world: World, who: Who, p: Primary, ordered: list[int]) -> list[list[int]]:
+def same_groups(
+    world: World, who: Who, p: Primary, ordered: list[int], attempt: Attempt
+) -> list[list[int]]:
     """Hosts grouped by their same[] values, groups in the order of their first member
-    that could take one task with the first-claim want (others last)."""
+    whose try of one task with the first-claim want would pass now (this attempt's
+    debits and per-host limits included: where the seqjob rule would put one task);
+    others last."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for h in ordered:
         attrs = world.cluster.hosts[h].attrs
         if all(name in attrs for name in p.same):
             groups.setdefault(tuple(attrs[name] for name in p.same), []).append(h)
-    fresh = Attempt()
 
     def rank(members: list[int]) -> int:
         for h in ordered:
-            fits = try_fit(world, who, p, fresh, h, 1, True, not SAME_RANK_IGNORES_LIMITS)
+            fits = try_fit(world, who, p, attempt, h, 1, True, not SAME_RANK_IGNORES_LIMITS)
             if h in members and fits is not None:
                 return ordered.index(h)
         return len(ordered) + ordered.index(members[0])
@@ -935,7 +938,7 @@ def place_primary(world: World, who: Who, p: Primary, term: int, attempt: Attemp
     if shared_short(world, p, attempt):
         return "shared"
     ordered = host_order(world, p, eligible(world, p))
-    sets = same_groups(world, who, p, ordered) if p.same else [ordered]
+    sets = same_groups(world, who, p, ordered, attempt) if p.same else [ordered]
     placed = False
     for plan in plans(p):
         for hosts in sets:
@@ -1002,10 +1005,10 @@ class Outcome:
     before: Attempt | None = None  # the attempt as the failing term found it
 
 
-SHARED_UPFRONT = False
-"""Not the rule: True checks a COMPOUND's shared amounts for all its terms at once,
-before any term is placed (what the engine did when this test was written); the
-differential test uses it only to tell that known difference from others."""
+SHARED_UPFRONT = True
+"""The rule (decided in issue 9, design §5 "a job-level cause first"): a COMPOUND's
+shared amounts are checked for all its terms at once, before any term is placed. False
+checks them per term, as each term is reached (kept to label that difference)."""
 
 
 def _shared_upfront_short(world: World, terms: Sequence[Primary]) -> bool:

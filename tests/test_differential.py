@@ -349,8 +349,8 @@ def compare(doc: Doc) -> Mismatch | None:
 
 
 KNOWN: dict[str, tuple[str, object]] = {
-    "volatile-under-not": ("NOT_IS_VOLATILE", False),
-    "compound-shared-upfront": ("SHARED_UPFRONT", True),
+    "volatile-under-not": ("NOT_IS_VOLATILE", True),
+    "compound-shared-per-term": ("SHARED_UPFRONT", False),
     "same-rank-ignores-limits": ("SAME_RANK_IGNORES_LIMITS", True),
     "unwanted-limit-key-in-headroom": ("UNWANTED_LIMIT_KEYS_COUNT", True),
 }

@@ -312,7 +312,7 @@ class Allocator:
             return None  # more tasks than the ok hosts have slots free: no plan can fit
         finders = [HostFinder(pp, self.books, g, cursors=self.options.cursors) for g in groups]
         if len(finders) > 1:
-            finders = self._in_host_order(pp, finders)
+            finders = self._in_host_order(pp, ctx, finders)
         # The shortcuts' bounds cost a pass over the eligible hosts, so they are computed
         # only once a first plan has failed (most jobs place on their first plan), and
         # never for a single-slot primary (one plan of one bucket: nothing to skip).
@@ -358,17 +358,34 @@ class Allocator:
             plans.close()
         return None
 
-    def _in_host_order(self, pp: PreparedPrimary, finders: list[HostFinder]) -> list[HostFinder]:
+    def _in_host_order(
+        self, pp: PreparedPrimary, ctx: AllocContext, finders: list[HostFinder]
+    ) -> list[HostFinder]:
         """``same[]`` groups in the job's host order (``order[]``, else host order) of
         their first eligible member: a host that is ok, matches the select and could take
         one task with the job's first-bucket want now (so a 1-task job lands where the
         seqjob rule puts it). Groups without one come last, in their own order."""
-        candidates = HostFinder(pp, self.books).ordered(pp.wants.units_for_bucket(1, True), 1)
+        want = pp.wants.units_for_bucket(1, True)
+        candidates = HostFinder(pp, self.books).ordered(want, 1)
+        if ctx.limit_ids or ctx.holds_any:  # the exact try: debits and per-host limits
+            taken = {SLOTS: 1.0, **dict(want)}
+            candidates = candidates[
+                [self._would_take(h, ctx, taken) for h in candidates.tolist()]
+            ].astype(np.intp)
         group = self._group_of[pp.primary.same][candidates]  # each candidate's group
         seen, first = np.unique(group[group >= 0], return_index=True)
         rank = np.full(len(finders), len(candidates), dtype=np.intp)
         rank[seen] = first  # position of each group's first candidate
         return [finders[int(i)] for i in np.argsort(rank, kind="stable")]
+
+    def _would_take(self, h: int, ctx: AllocContext, taken: dict[str, float]) -> bool:
+        """Whether the try would give host ``h`` ``taken`` (units) now."""
+        held = ctx.uncommitted.get(h, _NOTHING)
+        units = self.books.units
+        if not all(units(n)[h] - held.get(n, 0.0) >= a for n, a in taken.items()):
+            return False
+        ids = ctx.limit_ids
+        return not ids or self.limits.host_violation(ids, h, taken, held) is None
 
     def _same_groups(self, names: tuple[str, ...]) -> list[np.ndarray | None]:
         """``same[a:b]``: one host mask per distinct value combination (hosts lacking one

@@ -137,6 +137,8 @@ class LimitBooks:
         for i in which:
             lim = self.limits[i]
             for key, used in self._per_host[i].items() if lim.per_host else ():
+                if key not in (SLOTS, _JOBS) and not (per_task.get(key) or fixed.get(key)):
+                    continue  # the job adds none of it: the try does not check it either
                 left = self._cap(lim, key) - used
                 if held:
                     left = left.copy()
