@@ -14,7 +14,8 @@ allocation is a MemoryError, reported as a crash, not a dead machine).
 A failing case is written to ``tests/data/fuzz-failures/`` (the input, plus a ``.txt``
 with the mutations, exit code and output), and every file there is rerun by
 :func:`test_recorded_failure`. ``XCE_FUZZ_CASES`` / ``XCE_FUZZ_START`` override the
-slow run's case count and first case.
+slow run's case count and first case, ``XCE_FUZZ_FAILURES`` where failures go (and are
+rerun from).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from typer.testing import CliRunner
 from xce.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
-FAILURES = Path(__file__).resolve().parent / "data" / "fuzz-failures"
+FAILURES = Path(
+    os.environ.get("XCE_FUZZ_FAILURES", Path(__file__).resolve().parent / "data" / "fuzz-failures")
+)
 SEEDS = sorted(
     [
         *ROOT.glob("examples/*.yaml"),
