@@ -14,8 +14,12 @@ the per-job fill plan are about (issue 9): fractional amounts (333.3, 0.1, 0.25,
 in capacities, running work, limits, licences and rusage; per-job ``rusage[scratch=...]``,
 alone and with ``order[]`` on a dynamic or static key; selects that can turn true as
 resources fall (``select[mem<500]``, ``select[!(mem>100)]``) and one that float drift
-breaks (``select[mem>=1000]``). ``extended=False`` draws only the original integer mix.
-``rusage[slots=...]`` is never drawn (a submission error).
+breaks (``select[mem>=1000]``). Half of the extended scenarios use the :data:`PER_JOB` mix,
+biased to where per-job amounts make a placement depend on host order (few hosts, scratch
+only on 1-slot hosts, job templates with near-twins differing only in ``order[]``): the
+unsatisfiable cache's key and the fill plan are wrong there unless they account for it.
+``extended=False`` draws only the original integer mix. ``rusage[slots=...]`` is never
+drawn (a submission error).
 
 A scenario keeps what it drew (:class:`HostDraw`, ...) next to the built state, so tests
 can compute expectations independently of the engine: :func:`capacities` and
