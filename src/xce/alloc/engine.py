@@ -177,7 +177,7 @@ class Allocator:
         failures: list[_Failed] = []
         for a, terms in enumerate(req.alternatives):
             # Job-level causes come first (docs/allocation.md): shared, then aggregate.
-            over = _shared_shortfall(terms, ctx)
+            over = _shared_shortfall(terms, ctx) if req.shared else None
             if over is None and ctx.limit_ids:
                 over = self._aggregate_limit(ctx, terms, None)
             if over is not None:

@@ -128,6 +128,11 @@ class PreparedRequirement:
 
     resreq: Resreq
     alternatives: tuple[tuple[PreparedPrimary, ...], ...]
+    shared: bool = field(init=False)  # some primary wants a shared amount
+
+    def __post_init__(self) -> None:
+        wants = any(pp.wants.shared for alt in self.alternatives for pp in alt)
+        object.__setattr__(self, "shared", wants)
 
     @property
     def is_alter(self) -> bool:
