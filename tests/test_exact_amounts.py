@@ -159,3 +159,23 @@ def test_grid_error_messages() -> None:
     assert "finer" in str(grid_error(0.0000005, 1e6, "mem"))
     assert "too large" in str(grid_error(1e10, 1e6, "mem"))
     assert "finite" in str(grid_error(float("inf"), 1e6, "mem"))
+
+
+def test_grid_error_on_numbers_beyond_any_float() -> None:
+    """Issue 10 (fuzzer: crash-amount-overflows-units): amounts whose units overflow a
+    float, or ints beyond any float, are 'too large', never an OverflowError."""
+    assert "too large" in str(grid_error(1e303, 1e6, "mem"))
+    assert "too large" in str(grid_error(10**400, 1e6, "mem"))  # type: ignore[arg-type]
+    assert "400 digits" in str(grid_error(10**399, 1.0, "mem"))  # type: ignore[arg-type]
+
+
+def test_a_job_of_more_tasks_than_any_float_pends() -> None:
+    """Issue 9/10 (fuzzer: crash-huge-int-job-tasks): a job submitted through the core
+    with 10**100 tasks pends (NEVER_RUNNABLE), it does not crash the session."""
+    core = SchedulerCore(ClusterBuilder().host("h", slots=2).build())
+    huge = PendingJob("j", "u", "normal", "default", 10**100, 10**100, "", 0.0, None, 0)
+    core.apply(JobSubmitted(huge))
+    (d,) = core.run_session().decisions
+    assert isinstance(d, Pending)
+    assert d.info.cause is not None
+    assert d.info.hosts == {"NOT_ENOUGH_SLOTS": 1}

@@ -94,7 +94,7 @@ def _fits(cap: FloatArray, n: int, span: Span | None) -> bool:
 
 def _bucket(pp: PreparedPrimary) -> int:
     """The tasks one host must take for the job's shape (what a host is judged on)."""
-    span, n = pp.primary.span, pp.tasks
+    span, n = pp.primary.span, min(pp.tasks, 1 << 62)  # more than any host holds
     if span is not None and span.ptile is not None:
         return min(span.ptile, n)
     if span is not None and span.hosts == 1:
@@ -147,7 +147,7 @@ def _reason(
         return PendReason.SELECT, f"no host matches {what}", ()
     k = int(eligible.sum())
     slots, res, lim = st.slots[eligible], st.res[eligible], st.lim[eligible]
-    if slots.sum() < n:
+    if float(slots.sum()) < n:  # Python's comparison: exact for any task count
         free = _count(slots.sum())
         return (
             PendReason.NOT_ENOUGH_SLOTS,
@@ -155,7 +155,7 @@ def _reason(
             (),
         )
     for name, cap in st.by_resource:
-        if cap[eligible].sum() < n:
+        if float(cap[eligible].sum()) < n:
             held = _count(cap[eligible].sum())
             return (
                 PendReason.NOT_ENOUGH_RESOURCE,
@@ -170,7 +170,7 @@ def _reason(
             f"not enough {names}: no eligible host can hold the job's per-job amount with a task",
             (),
         )
-    if st.limit is not None and lim.sum() < n:
+    if st.limit is not None and float(lim.sum()) < n:
         return PendReason.LIMIT, _limit_message(st, lim, n, "in all"), (st.limit.name,)
     if not _fits(slots, n, span):
         return (

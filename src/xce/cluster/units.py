@@ -56,21 +56,32 @@ def to_units(amount: float, scale: float) -> float:
 
 def grid_error(amount: float, scale: float, name: str) -> str | None:
     """Why ``amount`` of ``name`` cannot be counted exactly (None if it can)."""
-    if not math.isfinite(amount):
+    if isinstance(amount, float) and not math.isfinite(amount):
         return f"{name}: amount must be a finite number, got {amount!r}"
-    units = amount * scale
+    try:
+        units = float(amount) * scale
+    except OverflowError:  # an int beyond any float
+        units = math.inf
+    if not abs(units) < MAX_UNITS:
+        return (
+            f"{name}: {_short(amount)} is too large to count exactly at resolution "
+            f"{1 / scale:g} (at most {MAX_UNITS / scale:.4g}; declare a coarser resolution)"
+        )
     exact = round(units)
     if abs(units - exact) > _RELATIVE * max(1.0, abs(exact)):
         return (
             f"{name}: {amount!r} is finer than its resolution {1 / scale:g} "
             f"(declare a finer one: resources: {{{name}: {{resolution: ...}}}})"
         )
-    if abs(exact) >= MAX_UNITS:
-        return (
-            f"{name}: {amount!r} is too large to count exactly at resolution {1 / scale:g} "
-            f"(at most {MAX_UNITS / scale:.4g}; declare a coarser resolution)"
-        )
     return None
+
+
+def _short(amount: float) -> str:
+    """A number as a message quotes it (never thousands of digits)."""
+    try:
+        return f"{float(amount):.4g}"
+    except OverflowError:
+        return f"a number of {len(str(abs(int(amount))))} digits"
 
 
 def grid_errors(
