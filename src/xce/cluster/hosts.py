@@ -20,7 +20,16 @@ import numpy as np
 import numpy.typing as npt
 
 from xce.cluster.catalog import SLOTS, Reservation, ResourceCatalog, ResourceDef, ResourceKind
-from xce.cluster.schema import DocPath, HostSpec, SpecError, StateSpec, format_path, quote
+from xce.cluster.schema import (
+    DocPath,
+    HostSpec,
+    SpecError,
+    StateSpec,
+    format_path,
+    out_of_range,
+    quote,
+    show,
+)
 from xce.cluster.units import DEFAULT_RESOLUTION, check_resolution, grid_error, grid_errors
 
 __all__ = ["FloatArray", "HostStatus", "HostTable", "build_catalog", "describe"]
@@ -147,12 +156,19 @@ class HostTable:
         }
         tags = {name: np.zeros(n, dtype=np.bool_) for name in catalog.names(ResourceKind.BOOLEAN)}
         for i, host in enumerate(hosts):
-            capacity[SLOTS][i] = host.slots
-            strings["hname"][i] = host.name
-            for key, amount in host.resources.items():
-                capacity[key][i] = amount
-            for key, value in host.attributes.items():
-                _put_attribute(i, key, value, numeric, strings, tags)
+            try:
+                capacity[SLOTS][i] = host.slots
+                strings["hname"][i] = host.name
+                for key, amount in host.resources.items():
+                    capacity[key][i] = amount
+                for key, value in host.attributes.items():
+                    _put_attribute(i, key, value, numeric, strings, tags)
+            except OverflowError:  # decoding refuses such numbers; a spec built in Python
+                raise _number_error(host, i) from None
+        for column in numeric.values():
+            if np.isinf(column).any():
+                i = int(np.flatnonzero(np.isinf(column))[0])
+                raise _number_error(hosts[i], i)
         for name, column in capacity.items():
             _, bad = grid_errors(column, catalog.scales[name])
             if bad.any():
@@ -218,6 +234,19 @@ class HostTable:
 
     def __repr__(self) -> str:
         return f"HostTable(n={self.n}, capacity={list(self.capacity)})"
+
+
+def _number_error(host: HostSpec, i: int) -> SpecError:
+    """The error of the first number of host ``i`` out of range (a state file's numbers
+    are finite and at most MAX_NUMBER in magnitude)."""
+    numbers: list[tuple[DocPath, Any]] = [(("hosts", i, "slots"), host.slots)]
+    numbers += [(("hosts", i, "resources", k), v) for k, v in host.resources.items()]
+    numbers += [(("hosts", i, "attributes", k), v) for k, v in host.attributes.items()]
+    for path, value in numbers:
+        why = out_of_range(value)
+        if why is not None:
+            return SpecError(path, why, shown=show(value))
+    return SpecError(("hosts", i), "a number of this host is out of range")
 
 
 def _put_attribute(

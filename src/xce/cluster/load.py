@@ -20,15 +20,20 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, overload
 
 import msgspec
+import numpy as np
 import yaml
 
 from xce.cluster.schema import (
+    MAX_DEPTH,
+    MAX_NUMBER,
     DocPath,
     JobSpec,
     SpecError,
     StateSpec,
     check_spec,
+    check_text,
     decode,
+    escape_surrogates,
     format_path,
     quote,
 )
@@ -68,6 +73,36 @@ _Loader.add_implicit_resolver(
     list("-+0123456789"),
 )
 
+_MAX_DIGITS = 4000
+"""Python refuses to read whole numbers of more than 4300 digits from text: such a number
+is read as a power of ten of as many digits, which the schema then refuses as too large."""
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    digits = node.value.lstrip("+-").replace("_", "")
+    if len(digits) > _MAX_DIGITS and digits.isdigit():
+        return _long_int(node.value.startswith("-"), len(digits))
+    return loader.construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    return _long_int(text.startswith("-"), digits) if digits > _MAX_DIGITS else int(text)
+
+
+def _long_int(negative: bool, digits: int) -> int:
+    """A whole number of ``digits`` digits that Python will not read from text: 10**(digits-1),
+    far beyond every limit, so the schema refuses it as too large where it is written."""
+    power: int = 10 ** (digits - 1)
+    return -power if negative else power
+
+
+def _too_deep() -> str:
+    return f"nested deeper than {MAX_DEPTH} levels (mappings and lists inside each other)"
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class InvalidJob:
@@ -75,7 +110,8 @@ class InvalidJob:
 
     ``id`` is the entry's id as a string, or its path (``jobs[3]``) when it has no
     readable id; ``order`` its index in ``jobs``; ``entry`` the entry as written (a
-    mapping), or None when it is not a mapping.
+    mapping of plain data: a lone surrogate escaped, a YAML alias to a list or mapping
+    met before shown as ``"*jobs[3].user"``), or None when it is not a mapping.
     """
 
     id: str
@@ -239,9 +275,19 @@ def _check_requirements(
             check(text, low, high)
         except InputError as err:
             fault = SpecError(path, err.message, column=err.column, text=text)
-            if faults is None or path[0] != "jobs":
-                raise fault from err
-            faults[int(path[1])] = fault
+        except RecursionError as err:  # the language's checks recurse on the expression
+            fault = SpecError(path, _TOO_DEEP_RESREQ)
+            fault.__cause__ = err
+        else:
+            continue
+        if faults is None or path[0] != "jobs":
+            raise fault from fault.__cause__
+        faults[int(path[1])] = fault
+
+
+_TOO_DEEP_RESREQ = (
+    "the requirement nests too deeply to check (a very long chain of !, -, ||, && or parentheses)"
+)
 
 
 def _language_check(state: ClusterState) -> RequirementCheck:
@@ -305,7 +351,7 @@ def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
     for i in sorted(faults):
         entry = _entry(raw, i)
         name = names.get(i) or _raw_id(entry) or format_path(("jobs", i))
-        invalid.append(InvalidJob(name, i, doc.error(faults[i]), entry))
+        invalid.append(InvalidJob(name, i, doc.error(faults[i]), _printable(entry, i)))
     return LenientState(state, tuple(invalid))
 
 
@@ -331,30 +377,73 @@ def _entry(raw: list[Any], i: int) -> Mapping[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+def _printable(entry: Mapping[str, Any] | None, i: int) -> Mapping[str, Any] | None:
+    """Entry ``jobs[i]`` as shown to people, a tree of plain data whatever was written:
+    each lone surrogate (no encoding prints one) as its ``\\uXXXX`` escape, and a list or
+    mapping met again (a YAML alias, which may even hold itself) as ``"*"`` and the path
+    where it was first met, so that printing it is linear in the text and ends."""
+    if entry is None:
+        return None
+
+    def text(value: Any) -> Any:
+        return escape_surrogates(value) if isinstance(value, str) else value
+
+    copy: dict[Any, Any] = {}
+    first: dict[int, str] = {id(entry): "*" + format_path(("jobs", i))}
+    stack: list[tuple[Any, Any, DocPath]] = [(entry, copy, ("jobs", i))]
+    while stack:
+        source, target, path = stack.pop()
+        for key, value in list(source.items() if isinstance(source, dict) else enumerate(source)):
+            if isinstance(value, dict | list):
+                if id(value) in first:
+                    value = first[id(value)]
+                else:
+                    at: DocPath = (*path, key if isinstance(key, int | str) else str(key))
+                    first[id(value)] = "*" + format_path(at)
+                    stack.append(
+                        (value, {} if isinstance(value, dict) else [None] * len(value), at)
+                    )
+                    value = stack[-1][1]
+            target[text(key) if isinstance(target, dict) else key] = text(value)
+    return copy
+
+
 def _raw_id(entry: Mapping[str, Any] | None) -> str | None:
-    """A job entry's id as the strict load would read it, if it is readable."""
+    """A job entry's id as the strict load would read it, if it is readable (text that
+    cannot be printed, such as a lone surrogate, is not)."""
     raw = entry.get("id") if entry is not None else None
-    return str(raw) if isinstance(raw, str | int) and not isinstance(raw, bool) else None
+    if isinstance(raw, str):
+        return raw if escape_surrogates(raw) == raw else None
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) <= MAX_NUMBER:
+        return str(raw)
+    return None
 
 
 def _decode_jobs(data: Any, faults: dict[int, SpecError]) -> tuple[StateSpec, list[int]]:
     """Decode the document but its ``jobs`` entries, then each entry on its own."""
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         return decode(data), []  # the problem is not inside an entry: it fails
-    base = decode({k: v for k, v in data.items() if k != "jobs"})
+    base = _checked_decode({k: v for k, v in data.items() if k != "jobs"})
     jobs: list[JobSpec] = []
     orders: list[int] = []
     for i, entry in enumerate(data["jobs"]):
         if i in faults:
             continue
         try:
-            (job,) = decode({"jobs": [entry]}).jobs
+            (job,) = _checked_decode({"jobs": [entry]}).jobs
         except SpecError as err:
             faults[i] = _at_job(err, i)
             continue
         jobs.append(job)
         orders.append(i)
     return msgspec.structs.replace(base, jobs=jobs), orders
+
+
+def _checked_decode(data: Any) -> StateSpec:
+    """:func:`decode`, the text checked first (the document's check stopped at its first
+    problem, which may have been in another entry)."""
+    check_text(data)
+    return decode(data)
 
 
 def _check_jobs(
@@ -402,7 +491,7 @@ class _Document:
         self.data = data
 
     def spec(self) -> StateSpec:
-        return decode(self.data)
+        return decode(self.raw_data())
 
     def lenient_spec(self) -> tuple[StateSpec, list[int], dict[int, SpecError]]:
         """The document's spec without the job entries that do not decode; the index in
@@ -422,9 +511,17 @@ class _Document:
     job_faults: Mapping[int, SpecError] = MappingProxyType({})
     """Problems of job entries found while reading the text (lenient: duplicate keys)."""
 
+    _checked = False
+
     def raw_data(self) -> Any:
-        """The document as Python data."""
+        """The document as Python data (its text checked: see :func:`check_text`)."""
+        if not self._checked:
+            self._checked = True
+            self.check_text()
         return self.data
+
+    def check_text(self) -> None:
+        check_text(self.data)
 
     def raw_jobs(self) -> list[Any]:
         """The ``jobs`` entries as written ([] when there is no such list)."""
@@ -436,14 +533,28 @@ class _Document:
         """The YAML node tree of the text, or None when there is none."""
         return None
 
+    def find(self, path: DocPath, at_key: bool) -> _Found | None:
+        """Where the node at ``path`` (its key if ``at_key``) is written, else its nearest
+        parent; None when the document has no text (or no node at all)."""
+        node, exact = _find_node(self.root(), path, at_key)
+        if node is None:
+            return None
+        scalar = node.value if exact and isinstance(node, yaml.ScalarNode) else None
+        return _Found(node.start_mark.line + 1, node.start_mark.column + 1, scalar)
+
     def error(self, err: SpecError) -> StateError:
         """``err`` as a StateError located in this document."""
         line = column = None
         text = err.text
-        node = _find_node(self.root(), err.path, err.at_key)
-        if node is not None:
-            line = node.start_mark.line + 1
-            column = node.start_mark.column + 1
+        message = err.message
+        found = self.find(err.path, err.at_key)
+        if found is not None:
+            line, column = found.line, found.column
+            written = found.scalar
+            if err.shown is not None and written and len(written) <= 24:
+                message = message.replace(err.shown, written, 1)  # as written: 1e400, .inf
+        elif self.text is not None:
+            line = 1  # no node at all: an empty document
         if err.text is not None:
             mapped = self._in_file(line, column, err.text, err.column)
             if mapped is not None:  # the requirement is written on one line: point into the file
@@ -454,7 +565,7 @@ class _Document:
             text = self.line(line)
         path = format_path(err.path) or None
         return StateError(
-            err.message, source=self.source, path=path, line=line, column=column, text=text
+            message, source=self.source, path=path, line=line, column=column, text=text
         )
 
     def _in_file(
@@ -496,8 +607,16 @@ class _YamlDocument(_Document):
                 faults.setdefault(i, err)
             self.job_faults = faults
             self.data = loader.construct_document(self._root) if self._root else None
+        except _TooDeep as err:
+            line, column = err.mark.line + 1, err.mark.column + 1
+            raise self.syntax_error(_too_deep(), line, column) from None
         except yaml.MarkedYAMLError as err:
+            if "maximum nesting depth" in str(err.problem):  # libyaml's own limit (1000)
+                self._raise_too_deep()
             raise self._yaml_error(err) from None
+        except RecursionError:  # a YAML parser that recurses (no libyaml)
+            self._raise_too_deep()
+            raise
         except yaml.reader.ReaderError as err:  # a character YAML does not allow
             line, column = _line_column(text, err.position)
             what = f"YAML syntax error: {err.reason} (character #x{err.character:04x})"
@@ -507,8 +626,29 @@ class _YamlDocument(_Document):
         finally:
             loader.dispose()
 
+    def _raise_too_deep(self) -> None:
+        """Raise the nesting error where the text first nests too deep, if it does
+        (found with PyYAML's own parser: it makes events without recursion or limit)."""
+        assert self.text is not None
+        depth = 0
+        try:
+            for event in yaml.parse(self.text, Loader=yaml.SafeLoader):
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH and (mark := event.start_mark) is not None:
+                        raise self.syntax_error(_too_deep(), mark.line + 1, mark.column + 1)
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+        except yaml.YAMLError:
+            return
+
     def root(self) -> yaml.Node | None:
         return self._root
+
+    def check_text(self) -> None:
+        assert self.text is not None
+        if "\\u" in self.text or "\\U" in self.text:  # only escapes make surrogates
+            check_text(self.data)
 
     def _yaml_error(self, err: yaml.MarkedYAMLError) -> StateError:
         syntax = not isinstance(err, yaml.constructor.ConstructorError)
@@ -526,42 +666,153 @@ class _YamlDocument(_Document):
 
 class _JsonDocument(_Document):
     """JSON text: decoded straight into structs (fast); re-read slowly only to explain
-    an error, composing the node tree only when an error needs locating."""
-
-    _NOT_COMPOSED: Any = object()
+    an error (a valid state is never deep, so the fast decoder never recurses far), and
+    scanned without recursion to locate it."""
 
     def __init__(self, text: str, source: str) -> None:
         super().__init__(text, source, None)
-        self._root: Any = self._NOT_COMPOSED
 
     def spec(self) -> StateSpec:
         assert self.text is not None
         try:
             return msgspec.json.decode(self.text, type=StateSpec)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             pass
         return decode(self.raw_data())
 
     def raw_data(self) -> Any:
         if self.data is None:
             assert self.text is not None
+            deep = _json_too_deep(self.text)  # before the decoder, which recurses
+            if deep is not None:
+                line, column = _line_column(self.text, deep.start)
+                raise self.syntax_error(_too_deep(), line, column)
             try:
-                self.data = json.loads(self.text)
+                self.data = json.loads(self.text, parse_int=_json_int)
             except json.JSONDecodeError as err:
                 msg = err.msg[:1].lower() + err.msg[1:]
                 what = f"JSON syntax error: {msg}"
                 raise self.syntax_error(what, err.lineno, err.colno) from None
-        return self.data
+            except RecursionError:  # not reached: the scan above refuses deep text first
+                raise StateError(_too_deep(), source=self.source) from None
+        return super().raw_data()
 
-    def root(self) -> yaml.Node | None:
-        if self._root is self._NOT_COMPOSED:
-            assert self.text is not None
-            try:  # JSON forbids raw tabs in strings, so this keeps every column
-                self._root = yaml.compose(self.text.replace("\t", " "), Loader=_Loader)
-            except yaml.YAMLError:
-                self._root = None
-        root: yaml.Node | None = self._root
-        return root
+    def check_text(self) -> None:
+        check_text(self.data, tree=True)
+
+    def find(self, path: DocPath, at_key: bool) -> _Found | None:
+        assert self.text is not None
+        best: _JsonValue | None = None
+        for value in _json_values(self.text):
+            n = len(value.path)
+            if n <= len(path) and value.path == path[:n] and (best is None or n >= len(best.path)):
+                best = value  # the longest prefix of ``path``; the last of equal keys wins
+        if best is None:
+            return None
+        exact = best.path == path
+        at = best.key if exact and at_key and best.key >= 0 else best.start
+        line, column = _line_column(self.text, at)
+        return _Found(line, column, best.scalar if exact and not at_key else None)
+
+
+class _Found(NamedTuple):
+    """Where a node is written (1-based), and the text of a scalar found at the path."""
+
+    line: int
+    column: int
+    scalar: str | None
+
+
+class _JsonValue(NamedTuple):
+    """A value of a JSON text: its path, where it starts, where its key starts (-1 in a
+    list or at the root), and a scalar's text as written (None for a container)."""
+
+    path: DocPath
+    start: int
+    key: int
+    scalar: str | None
+
+
+_JSON_TOKEN = re.compile(
+    r'[ \t\r\n]*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([][{}:,])|([^][{}:," \t\r\n]+))', re.S
+)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
+def _json_values(text: str) -> Iterator[_JsonValue]:
+    """Every value of a JSON text in document order, without recursion; stops quietly
+    where the text stops being JSON (the decoder reports that, with its position)."""
+    frames: list[list[Any]] = []  # per open container: [path, is_object, index, key]
+    path: DocPath = ()
+    key_at = -1
+    state = "value"
+    pos = 0
+    while (m := _JSON_TOKEN.match(text, pos)) is not None:
+        string, punct, bare = m.groups()
+        start = m.start(m.lastindex or 0)
+        pos = m.end()
+        if state == "first-item":  # just after "[": a value or "]"
+            state = "value"
+            if punct != "]":
+                path, key_at = (*frames[-1][0], 0), -1
+        elif state == "first-key" and punct == "}":
+            state = "value"
+        if state == "value":
+            if punct in ("{", "["):
+                yield _JsonValue(path, start, key_at, None)
+                frames.append([path, punct == "{", 0, None])
+                state = "first-key" if punct == "{" else "first-item"
+                continue
+            if punct in ("]", "}") and frames and frames[-1][1] == (punct == "}"):
+                frames.pop()  # an empty container closes
+                state = "after"
+                if not frames:
+                    return
+                continue
+            if punct is not None:
+                return
+            yield _JsonValue(path, start, key_at, string if string is not None else bare)
+            state = "after"
+            if not frames:
+                return
+        elif state in ("first-key", "key"):
+            if string is None:
+                return
+            try:
+                frames[-1][3] = json.loads(string) if "\\" in string else string[1:-1]
+            except ValueError:
+                return
+            key_at, state = start, "colon"
+        elif state == "colon":
+            if punct != ":":
+                return
+            path, state = (*frames[-1][0], frames[-1][3]), "value"
+        elif punct == ",":  # state "after": a value was read inside a container
+            frame = frames[-1]
+            if frame[1]:
+                state = "key"
+            else:
+                frame[2] += 1
+                path, key_at, state = (*frame[0], frame[2]), -1, "value"
+        elif punct in ("]", "}") and frames[-1][1] == (punct == "}"):
+            frames.pop()
+            if not frames:
+                return
+        else:
+            return
+
+
+def _json_too_deep(text: str) -> _JsonValue | None:
+    """The first list or mapping of a JSON text nested deeper than MAX_DEPTH, if any."""
+    bare = _JSON_STRING.sub("", text)  # strings may hold brackets; a quick upper bound
+    codes = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(codes, (0x5B, 0x7B)).view(np.int8) - np.isin(codes, (0x5D, 0x7D)).view(np.int8)
+    if step.size == 0 or int(np.cumsum(step, dtype=np.int32).max()) <= MAX_DEPTH:
+        return None
+    for value in _json_values(text):  # exact: only where it may be too deep
+        if value.scalar is None and len(value.path) >= MAX_DEPTH:
+            return value
+    return None
 
 
 def _line_column(text: str, position: int) -> tuple[int, int]:
@@ -584,34 +835,50 @@ def _duplicate_keys(root: yaml.Node | None) -> Iterator[SpecError]:
             seen.add(key.value)
 
 
+class _TooDeep(Exception):
+    """A list or mapping nested deeper than MAX_DEPTH starts at ``mark``."""
+
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__(_too_deep())
+        self.mark = mark
+
+
 def _mappings(root: yaml.Node | None) -> Iterator[tuple[DocPath, yaml.MappingNode]]:
-    """Every mapping node with its path; each node once (aliases may form cycles)."""
+    """Every mapping node with its path, in document order; each node once (aliases may
+    form cycles). Raises _TooDeep at the first collection nested deeper than MAX_DEPTH."""
     stack: list[tuple[DocPath, yaml.Node]] = [((), root)] if root is not None else []
     visited: set[int] = set()
     while stack:
         path, node = stack.pop()
-        if id(node) in visited:
+        if id(node) in visited or isinstance(node, yaml.ScalarNode):
             continue
         visited.add(id(node))
+        if len(path) >= MAX_DEPTH:
+            raise _TooDeep(node.start_mark)
         if isinstance(node, yaml.MappingNode):
             yield path, node
             stack.extend(
-                ((*path, k.value), v) for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                ((*path, k.value), v)
+                for k, v in reversed(node.value)
+                if isinstance(k, yaml.ScalarNode)
             )
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(((*path, i), v) for i, v in enumerate(node.value))
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node.value))))
 
 
-def _find_node(root: yaml.Node | None, path: DocPath, at_key: bool) -> yaml.Node | None:
-    """The node at ``path`` (its key node if ``at_key``), else its nearest existing parent."""
+def _find_node(
+    root: yaml.Node | None, path: DocPath, at_key: bool
+) -> tuple[yaml.Node | None, bool]:
+    """The node at ``path`` (its key node if ``at_key``), else its nearest existing
+    parent; and whether it is the node at ``path`` itself."""
     node = root
     for depth, seg in enumerate(path):
         want_key = at_key and depth == len(path) - 1
         child = _child(node, seg, want_key) if node is not None else None
         if child is None:
-            break
+            return node, False
         node = child
-    return node
+    return node, node is not None
 
 
 def _child(node: yaml.Node, seg: str | int, want_key: bool) -> yaml.Node | None:

@@ -9,14 +9,17 @@ loader turns into a located :class:`~xce.errors.StateError`.
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_NUMBER",
     "DocPath",
     "HostAllocSpec",
     "HostSpec",
@@ -30,18 +33,32 @@ __all__ = [
     "StateSpec",
     "check_spec",
     "decode",
+    "escape_surrogates",
     "format_path",
+    "out_of_range",
     "quote",
+    "show",
 ]
 
 DocPath = tuple[str | int, ...]
 """A location in the document: mapping keys and list indices from the root."""
 
-NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
-PosInt = Annotated[int, msgspec.Meta(ge=1)]
-Amount = Annotated[float, msgspec.Meta(ge=0)]
+MAX_DEPTH = 100
+"""Mappings and lists nest at most this deep in a state file (the root mapping is level 1;
+a valid state needs 5). Deeper is an error before any recursive parsing sees the text."""
+
+MAX_NUMBER = 10**15
+"""Every number of a state file is finite and at most this in magnitude (below 2**53, so
+whole numbers are exact in a float64), job ids written as numbers included."""
+
+_BIG = float(MAX_NUMBER)
+Number = Annotated[float, msgspec.Meta(ge=-_BIG, le=_BIG)]  # also refuses inf and nan
+Integer = Annotated[int, msgspec.Meta(ge=-MAX_NUMBER, le=MAX_NUMBER)]
+NonNegInt = Annotated[int, msgspec.Meta(ge=0, le=MAX_NUMBER)]
+PosInt = Annotated[int, msgspec.Meta(ge=1, le=MAX_NUMBER)]
+Amount = Annotated[float, msgspec.Meta(ge=0, le=_BIG)]
 Names = Annotated[list[str], msgspec.Meta(min_length=1)]
-Attribute = str | bool | float
+Attribute = str | bool | Number
 
 
 class _Spec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -53,7 +70,7 @@ class ResourceDecl(_Spec):
 
     kind: Literal["consumable", "numeric", "string", "boolean", "shared"]
     reservation: Literal["per_task", "per_host", "per_job"] | None = None
-    resolution: float | None = None  # consumables: amounts are exact multiples of it
+    resolution: Number | None = None  # consumables: amounts are exact multiples of it
 
 
 class HostSpec(_Spec):
@@ -69,7 +86,7 @@ class SharedSpec(_Spec):
 
 
 class QueueSpec(_Spec):
-    priority: int = 0
+    priority: Integer = 0
     preempts: list[str] = []
     picker: str | None = None
     shares: dict[str, Amount] = {}
@@ -93,19 +110,19 @@ class HostAllocSpec(_Spec):
 
 
 class RunningSpec(_Spec):
-    id: str | int
+    id: str | Integer
     alloc: Annotated[list[HostAllocSpec], msgspec.Meta(min_length=1)]
     user: str = "nobody"
     queue: str = "normal"
     project: str = "default"
-    start_time: float = 0.0
+    start_time: Number = 0.0
     shared: dict[str, Amount] = {}
     resreq: str = ""
     runtime: Amount | None = None
 
 
 class JobSpec(_Spec):
-    id: str | int
+    id: str | Integer
     user: str = "nobody"
     queue: str = "normal"
     project: str = "default"
@@ -113,7 +130,7 @@ class JobSpec(_Spec):
     min_tasks: PosInt | None = None
     max_tasks: PosInt | None = None
     resreq: str = ""
-    submit_time: float = 0.0
+    submit_time: Number = 0.0
     runtime: Amount | None = None
     requested_time: Amount | None = None  # the user's walltime estimate (like bsub -W)
 
@@ -143,7 +160,9 @@ class SpecError(Exception):
     """A problem at ``path`` in the document; ``at_key`` points at the key, not the value.
 
     ``column`` and ``text``, when set, locate the problem inside a string value (a
-    resource requirement) rather than in the file.
+    resource requirement) rather than in the file. ``shown``, when set, is how the
+    message begins by showing the value; the loader puts the value as written in the
+    file there (``1e400``, not ``inf``) when it has the text.
     """
 
     def __init__(
@@ -154,6 +173,7 @@ class SpecError(Exception):
         at_key: bool = False,
         column: int | None = None,
         text: str | None = None,
+        shown: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
@@ -161,11 +181,27 @@ class SpecError(Exception):
         self.at_key = at_key
         self.column = column
         self.text = text
+        self.shown = shown
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def quote(value: str) -> str:
-    """A name or value as messages show it: in double quotes, escaped like JSON."""
-    return json.dumps(value, ensure_ascii=False)
+    """A name or value as messages show it: in double quotes, escaped like JSON (a lone
+    surrogate too, so that the message can always be printed)."""
+    return escape_surrogates(json.dumps(value, ensure_ascii=False))
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (which no encoding can print) written as its
+    ``\\uXXXX`` escape, as JSON writes it."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def clip(text: str, width: int = 40) -> str:
+    """``text`` cut to ``width`` characters with ``...`` when longer."""
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def format_path(path: DocPath) -> str:
@@ -251,6 +287,57 @@ def decode(data: Any) -> StateSpec:
         return msgspec.convert(data, StateSpec)
     except msgspec.ValidationError as err:
         raise _explain(str(err), data) from None
+    except UnicodeEncodeError:  # a lone surrogate met a type other than str
+        check_text(data)
+        raise
+
+
+def check_text(data: Any, *, tree: bool = False) -> None:
+    """Raise a SpecError at the first key or string holding a lone surrogate (JSON lets
+    ``"\\ud800"`` through; it is not a character and cannot be printed or encoded).
+
+    Call it on a document before :func:`decode`, which lets surrogates through into
+    strings. Linear in the distinct containers (YAML aliases may share one many times);
+    ``tree``: no container is shared (as JSON decodes), so a fast encoder can vouch first.
+    """
+    if tree:
+        try:
+            msgspec.msgpack.encode(data)  # fails on a surrogate, among other things
+        except Exception:  # anything odd: look closely
+            pass
+        else:
+            return
+    for path, value, is_key in _strings(data):
+        if (m := _SURROGATE.search(value)) is not None:
+            what = "key" if is_key else "string"
+            message = (
+                f"{what} {quote(clip(value))} is not valid text: it holds \\u{ord(m[0]):04x}, "
+                "a lone UTF-16 surrogate"
+            )
+            raise SpecError(path, message, at_key=is_key)
+
+
+def _strings(data: Any) -> Iterator[tuple[DocPath, str, bool]]:
+    """Every string key and string value with its path, in document order (a mapping's
+    keys before its values), without recursion; each container once (YAML aliases may
+    share one, or make one contain itself)."""
+    stack: list[tuple[DocPath, Any]] = [((), data)]
+    seen: set[int] = set()
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            yield path, value, False
+        elif isinstance(value, dict | list) and id(value) not in seen:
+            seen.add(id(value))
+            if isinstance(value, dict):
+                items: list[tuple[DocPath, Any]] = []
+                for k, v in value.items():
+                    if isinstance(k, str):
+                        yield (*path, k), k, True
+                    items.append(((*path, str(k)), v))
+            else:
+                items = [((*path, i), v) for i, v in enumerate(value)]
+            stack.extend(reversed(items))
 
 
 _AT = re.compile(r"(?P<msg>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]*)`)?", re.S)
@@ -277,22 +364,39 @@ def _explain(text: str, data: Any) -> SpecError:
     msg = m["msg"]
     if m["key"]:
         return _key_error(path, value)
+    ranged = re.fullmatch(r"(?:Number|Integer value) out of range|Expected `[^`]+` [<>]=? .*", msg)
+    if ranged is not None and (bad := out_of_range(value)) is not None:
+        return SpecError(path, bad, shown=show(value))
     if (found := re.fullmatch(r"Object contains unknown field `(.+)`", msg)) is not None:
         expected = (
             ", ".join(f.encode_name for f in msgspec.structs.fields(tp)) if _is_struct(tp) else ""
         )
         hint = f"; expected one of: {expected}" if expected else ""
-        return SpecError((*path, found[1]), f"unknown key {quote(found[1])}{hint}", at_key=True)
+        key = quote(clip(found[1]))
+        return SpecError((*path, found[1]), f"unknown key {key}{hint}", at_key=True)
     if (found := re.fullmatch(r"Object missing required field `(.+)`", msg)) is not None:
         return SpecError(path, f"missing required key {quote(found[1])}")
     if re.fullmatch(r"Invalid enum value .*", msg):
         choices = " | ".join(str(a) for a in get_args(_unwrap(tp)))
-        return SpecError(path, f"expected one of {choices}, got {_show(value)}")
+        return SpecError(path, f"expected one of {choices}, got {show(value)}")
     if (found := re.fullmatch(r"Expected `([^`]+)`(.*?)(?:, got `[^`]+`)?", msg)) is not None:
         return SpecError(
-            path, f"expected {_want(found[1])}{_constraint(found[2])}, got {_show(value)}"
+            path, f"expected {_want(found[1])}{_constraint(found[2])}, got {show(value)}"
         )
     return SpecError(path, msg[:1].lower() + msg[1:])
+
+
+def out_of_range(value: Any) -> str | None:
+    """Why a number of a state file is refused: not finite, or beyond MAX_NUMBER in
+    magnitude (None if it is not a number, or one in range)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    limit = f"numbers in a state file are finite and at most 1e{len(str(MAX_NUMBER)) - 1}"
+    if isinstance(value, float) and math.isnan(value):
+        return f"{show(value)} is not a number ({limit})"
+    if abs(value) > MAX_NUMBER:
+        return f"{show(value)} is too large ({limit} in magnitude)"
+    return None
 
 
 def _key_error(path: DocPath, mapping: Any) -> SpecError:
@@ -303,7 +407,7 @@ def _key_error(path: DocPath, mapping: Any) -> SpecError:
     )
     if bad is None:
         return SpecError(path, "keys must be strings")
-    return SpecError((*path, str(bad)), f"keys must be strings, got {_show(bad)}", at_key=True)
+    return SpecError((*path, str(bad)), f"keys must be strings, got {show(bad)}", at_key=True)
 
 
 def _resolve(raw: list[str | int], data: Any) -> tuple[DocPath, Any, Any]:
@@ -376,14 +480,16 @@ def _constraint(text: str) -> str:
     return text
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """A value as a message shows it: scalars written out, containers by kind."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return quote(value if len(value) <= 40 else value[:37] + "...")
+        return quote(clip(value))
+    if isinstance(value, int) and abs(value) >= 10**16:
+        return _big_int(value)
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list):
@@ -391,3 +497,15 @@ def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+def _big_int(value: int) -> str:
+    """A huge whole number shown short, ``1e+400`` style (``str`` refuses over 4300 digits)."""
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    if magnitude.bit_length() > 13_000:  # about 3900 digits
+        about = int(magnitude.bit_length() * math.log10(2)) + 1
+        return f"a {'negative ' if sign else ''}number of about {about} digits"
+    digits = str(magnitude)
+    mantissa = f"{digits[0]}.{digits[1:4]}".rstrip("0").rstrip(".")
+    return f"{sign}{mantissa}e+{len(digits) - 1}"

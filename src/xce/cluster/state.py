@@ -23,7 +23,9 @@ from xce.cluster.schema import (
     RunningSpec,
     SpecError,
     StateSpec,
+    out_of_range,
     quote,
+    show,
 )
 from xce.cluster.units import grid_error, to_units
 
@@ -301,6 +303,7 @@ def _charge_host(
     h = hosts.index.get(alloc.host)
     if h is None:
         raise SpecError((*at, "host"), f"unknown host {quote(alloc.host)}")
+    _check_number((*at, "slots"), alloc.slots)
     _charge(h, SLOTS, alloc.slots, (*at, "slots"), hosts, used)
     for name, amount in alloc.resources.items():
         path: DocPath = (*at, "resources", name)
@@ -334,11 +337,19 @@ def _not_a(name: str, catalog: ResourceCatalog, wanted: ResourceKind) -> str:
 
 def _check_grid(path: DocPath, amount: float, catalog: ResourceCatalog, name: str) -> float:
     """The scale of ``name``, once ``amount`` of it is known to count exactly."""
+    _check_number(path, amount)
     scale = catalog.scales.get(name, 1.0)
     why = grid_error(amount, scale, name)
     if why is not None:
         raise SpecError(path, why)
     return scale
+
+
+def _check_number(path: DocPath, value: float) -> None:
+    """Decoding refuses numbers out of range; a spec built in Python is checked here."""
+    why = out_of_range(value)
+    if why is not None:
+        raise SpecError(path, why, shown=show(value))
 
 
 def _check_fits(path: DocPath, total: float, capacity: float, scale: float, what: str) -> None:
