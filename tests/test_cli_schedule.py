@@ -67,7 +67,7 @@ def _amounts(x: object) -> bool:
 def test_json_has_the_design_shape(example_run: subprocess.CompletedProcess[str]) -> None:
     """Design §5 decisions JSON: exit 0; exactly the documented keys on dispatched,
     allocation and pending entries, with their types; the documented stats keys
-    (issue 9: pending entries carry ``examples``, and ``limits`` when there are any)."""
+    (issue 9: pending entries carry ``examples``, ``limits`` when there are any, ``cause`` for NEVER_RUNNABLE)."""
     assert example_run.returncode == 0, example_run.stderr
     assert example_run.stderr == ""
     info = json.loads(example_run.stdout)
@@ -88,7 +88,8 @@ def test_json_has_the_design_shape(example_run: subprocess.CompletedProcess[str]
             assert a["term"] >= 0
             assert _amounts(a["resources"])
     for p in info["pending"]:
-        assert set(p) - {"limits"} == PENDING_KEYS, p
+        assert set(p) - {"limits", "cause"} == PENDING_KEYS, p
+        assert ("cause" in p) == (p["reason"] == "NEVER_RUNNABLE"), p
         assert "limits" not in p or (p["limits"] and all(isinstance(n, str) for n in p["limits"]))
         assert set(p["examples"]) <= set(p["hosts"]), p
         for code, names in p["examples"].items():
