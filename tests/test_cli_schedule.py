@@ -67,7 +67,8 @@ def _amounts(x: object) -> bool:
 def test_json_has_the_design_shape(example_run: subprocess.CompletedProcess[str]) -> None:
     """Design §5 decisions JSON: exit 0; exactly the documented keys on dispatched,
     allocation and pending entries, with their types; the documented stats keys
-    (issue 9: pending entries carry ``examples``, ``limits`` when there are any, ``cause`` for NEVER_RUNNABLE)."""
+    (issue 9: pending entries carry ``examples``, ``limits`` when there are any,
+    ``cause`` for NEVER_RUNNABLE)."""
     assert example_run.returncode == 0, example_run.stderr
     assert example_run.stderr == ""
     info = json.loads(example_run.stdout)
