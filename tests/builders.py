@@ -20,9 +20,10 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
+from xce.alloc import PendInfo, PendReason
 from xce.cluster import ClusterState, RequirementCheck, state_from_dict
 
-__all__ = ["ClusterBuilder"]
+__all__ = ["ClusterBuilder", "reason_under_test"]
 
 Scalar = str | bool | int | float
 
@@ -211,3 +212,12 @@ class ClusterBuilder:
 
 def _listed(names: Iterable[str] | None) -> list[str] | None:
     return list(names) if names is not None else None
+
+
+def reason_under_test(info: PendInfo) -> PendReason:
+    """The reason a test is about: a job that could not run even on the empty cluster
+    pends NEVER_RUNNABLE (issue 9), with the reason it fails there as its ``cause``."""
+    if info.reason is PendReason.NEVER_RUNNABLE:
+        assert info.cause is not None
+        return info.cause
+    return info.reason

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import xce.alloc.engine as engine_mod
-from builders import ClusterBuilder
+from builders import ClusterBuilder, reason_under_test
 from xce.alloc import (
     Allocator,
     AllocatorRegistry,
@@ -39,15 +39,6 @@ from xce.alloc.request import Amounts
 from xce.cluster import ClusterState
 from xce.core import Session
 from xce.core.session import job_request
-
-
-def _why(info: PendInfo) -> PendReason:
-    """The reason under test: a job that could not run even on the empty cluster pends
-    NEVER_RUNNABLE (issue 9), with the reason it fails there as its ``cause``."""
-    if info.reason is PendReason.NEVER_RUNNABLE:
-        assert info.cause is not None
-        return info.cause
-    return info.reason
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -329,7 +320,7 @@ def test_shared_shortfall_pends_before_any_plan() -> None:
     alloc = allocator(state)
     d = decide(alloc, "j")
     assert isinstance(d, Pending)
-    assert _why(d.info) is PendReason.SHARED_RESOURCE
+    assert reason_under_test(d.info) is PendReason.SHARED_RESOURCE
     assert alloc.stats.plans_tried == 0
 
 
@@ -353,7 +344,7 @@ def test_fill_plan(resreq: str, expected: list[tuple[str, int]] | None, shortcut
     decision = run(state.build(), shortcuts=shortcuts)["j"]
     if expected is None:
         assert isinstance(decision, Pending)
-        assert _why(decision.info) is PendReason.SPAN
+        assert reason_under_test(decision.info) is PendReason.SPAN
     else:
         assert placed(state.build(), decision) == expected
 
@@ -396,7 +387,7 @@ def test_unsatisfiable_parallel_job_pends_as_a_value() -> None:
     state = ClusterBuilder().hosts(2, slots=2).job("j", tasks=5).build()
     d = run(state, shortcuts=False)["j"]
     assert isinstance(d, Pending)
-    assert _why(d.info) is PendReason.NOT_ENOUGH_SLOTS
+    assert reason_under_test(d.info) is PendReason.NOT_ENOUGH_SLOTS
 
 
 # --- the session's books ---------------------------------------------------------------
@@ -411,7 +402,7 @@ def test_select_sees_what_the_session_handed_out() -> None:
     decisions = run(both.build())
     assert isinstance(decisions["j1"], Dispatched)
     assert isinstance(decisions["j2"], Pending)
-    assert _why(decisions["j2"].info) is PendReason.SELECT
+    assert reason_under_test(decisions["j2"].info) is PendReason.SELECT
 
 
 def test_select_that_turns_true_as_hosts_fill_is_retried_and_never_cached() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders import ClusterBuilder
+from builders import ClusterBuilder, reason_under_test
 from xce.alloc import (
     Allocator,
     AllocatorPlugin,
@@ -15,22 +15,12 @@ from xce.alloc import (
     AllocContext,
     Decision,
     Dispatched,
-    PendInfo,
     Pending,
     PendReason,
     PreparedPrimary,
 )
 from xce.cluster import ClusterState
 from xce.core.session import job_request
-
-
-def _why(info: PendInfo) -> PendReason:
-    """The reason under test: a job that could not run even on the empty cluster pends
-    NEVER_RUNNABLE (issue 9), with the reason it fails there as its ``cause``."""
-    if info.reason is PendReason.NEVER_RUNNABLE:
-        assert info.cause is not None
-        return info.cause
-    return info.reason
 
 
 def cluster() -> ClusterBuilder:
@@ -73,7 +63,7 @@ def test_failing_term_leaves_no_trace_of_earlier_terms() -> None:
     d1 = decide(alloc, "j1")
     assert isinstance(d1, Pending)
     assert not hasattr(d1, "allocation")
-    assert _why(d1.info) is PendReason.SELECT  # term 1's reason
+    assert reason_under_test(d1.info) is PendReason.SELECT  # term 1's reason
     assert np.array_equal(alloc.books.available("slots"), slots_before)
     assert claims(state, decide(alloc, "j2")) == [("A", 2, 0)]
 
@@ -207,7 +197,7 @@ def test_alter_reports_the_first_alternatives_reason(
     state = cluster().job("j", resreq=resreq).build()
     d = decide(allocator(state), "j")
     assert isinstance(d, Pending)
-    assert _why(d.info) is reason
+    assert reason_under_test(d.info) is reason
     assert d.info.message.removeprefix("can never run on this cluster as configured: ").startswith(
         "alternative 0: "
     )
