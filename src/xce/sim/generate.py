@@ -44,7 +44,18 @@ from xce.errors import InputError
 from xce.sim.capacity import Bound, ClusterCapacity, Primary, Select
 from xce.sim.model import SimJob
 
-__all__ = ["WorkloadModel", "default_cluster", "generate_workload"]
+__all__ = [
+    "MAX_GENERATED_JOBS",
+    "MAX_HOSTS",
+    "WorkloadModel",
+    "default_cluster",
+    "generate_workload",
+]
+
+MAX_GENERATED_JOBS = 10_000_000
+"""Most jobs one call may generate: every job is held in memory (about 1 kB each)."""
+MAX_HOSTS = 1_000_000
+"""Most hosts a generated or SWF-derived cluster may have (``--hosts``, ``MaxNodes``)."""
 
 
 T = TypeVar("T")
@@ -282,8 +293,10 @@ def generate_workload(
 
     Raises :class:`InputError` for a bad count or model, or a cluster that can run nothing.
     """
-    if n_jobs < 0:
-        raise InputError(f"the number of jobs must be >= 0, got {n_jobs}")
+    if not 0 <= n_jobs <= MAX_GENERATED_JOBS:
+        raise InputError(
+            f"the number of jobs must be between 0 and {MAX_GENERATED_JOBS:,}, got {n_jobs}"
+        )
     model = model or WorkloadModel()
     model.check()
     target = ClusterCapacity(cluster if cluster is not None else default_cluster())
