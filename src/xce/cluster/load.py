@@ -39,6 +39,7 @@ from xce.cluster.schema import (
 )
 from xce.cluster.state import ClusterState, build_state
 from xce.errors import InputError, StateError
+from xce.inputs import MAX_STATE_BYTES, read_input_text
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -161,12 +162,11 @@ def load_state(
     if fmt is None:
         raise StateError("unknown file type: expected .yaml, .yml or .json", source=source)
     try:
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as err:
-        raise StateError(f"cannot read the file: {err.strerror or err}", source=source) from err
-    except UnicodeDecodeError as err:
-        raise StateError(f"not UTF-8 text: {err.reason}", source=source) from err
+        text = read_input_text(source, max_bytes=MAX_STATE_BYTES, compressed=False, what="file")
+    except InputError as err:
+        raise StateError(
+            err.message, source=source, line=err.line, column=err.column, text=err.text
+        ) from None
     doc = _document(text, source, fmt, lenient)
     return _build_lenient(doc, check_resreq) if lenient else _build(doc, check_resreq)
 
