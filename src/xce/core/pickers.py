@@ -39,12 +39,14 @@ __all__ = [
     "JobPicker",
     "Pick",
     "PickerRegistry",
+    "PickerTraits",
     "QueueCursor",
     "QueueHold",
     "StrictPicker",
     "default_pickers",
     "fairshare_priority",
     "holds_queue",
+    "picker_traits",
 ]
 
 PICKER_GROUP = "xce.pickers"
@@ -89,13 +91,48 @@ class QueueCursor(Protocol):
 class JobPicker(Protocol):
     """Contract of a picker: ``name`` (unique), and ``start`` called once per queue per
     session, at session start, with the queue's pending jobs (in file/arrival order) and
-    the state; it returns a fresh :class:`QueueCursor`."""
+    the state; it returns a fresh :class:`QueueCursor`.
+
+    Two optional class attributes (default False; read them with :func:`picker_traits`)
+    let a driver that replays many sessions (the simulator) skip work that cannot change
+    a decision. Declare one only if every cursor of the picker keeps its promise; a
+    picker that declares neither is simply tried in full every session.
+
+    - ``monotone_in_session``: the cursor offers the queue's jobs in first-come-first-
+      served order (submit time, then arrival order), whatever the state; whether a pick
+      is blocked depends only on the decisions on the earlier jobs of its queue, and with
+      ``blocks_queue_at_head`` False no pick is ever blocked. Then, between two sessions
+      with nothing freed (availability only falls, limit usage only rises), a job that
+      pended pends again and charged nothing, so the driver may leave it out, try only
+      the new jobs, and feed one session in arrival-order batches.
+    - ``blocks_queue_at_head`` (meaningful with ``monotone_in_session``): picks are
+      blocked exactly as :class:`QueueHold` says — a job pending for resources
+      (:func:`holds_queue`) holds every later job of its queue, one pending ``LIMIT``
+      holds the later jobs its limits apply to. The driver then knows a queue whose head
+      waits for resources pends whole until something is freed.
+    """
 
     name: str
 
     def start(
         self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState
     ) -> QueueCursor: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PickerTraits:
+    """What a picker promises a driver (see :class:`JobPicker`); False unless declared."""
+
+    monotone_in_session: bool = False
+    blocks_queue_at_head: bool = False
+
+
+def picker_traits(picker: JobPicker) -> PickerTraits:
+    """The optional ``monotone_in_session`` and ``blocks_queue_at_head`` attributes of
+    ``picker`` (a picker that does not declare one does not promise it)."""
+    monotone = getattr(picker, "monotone_in_session", False) is True
+    blocks = getattr(picker, "blocks_queue_at_head", False) is True
+    return PickerTraits(monotone, monotone and blocks)
 
 
 def _fcfs_key(job: PendingJob) -> tuple[float, int]:
@@ -127,6 +164,8 @@ class FcfsPicker:
     """First come, first served; a job that cannot start does not hold the queue."""
 
     name = "fcfs"
+    monotone_in_session = True  # fixed FCFS order, never blocked
+    blocks_queue_at_head = False
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
         return _ListCursor(jobs)
@@ -242,6 +281,8 @@ class StrictPicker:
     job waiting on a limit holds the later jobs that limit applies to (:class:`QueueHold`)."""
 
     name = "strict"
+    monotone_in_session = True  # fixed FCFS order; blocked only by earlier decisions
+    blocks_queue_at_head = True  # exactly as QueueHold
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
         return _StrictCursor(jobs, state.limits)
@@ -301,6 +342,8 @@ class FairsharePicker:
     """User fairshare within a queue (see the module docstring for the formula)."""
 
     name = "fairshare"
+    monotone_in_session = False  # the order follows the slots users hold
+    blocks_queue_at_head = False
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
         return _FairshareCursor(queue, jobs, state)

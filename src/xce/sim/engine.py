@@ -6,17 +6,22 @@ run at every event time, or every ``interval`` seconds. Dispatched jobs start at
 session's time and finish after their runtime (or their requested time, with
 ``enforce_walltime``). The same inputs give the same schedule, always.
 
-**Exact session shortcuts** (``incremental``, on by default; used only when every queue
-uses the builtin ``fcfs`` or ``strict`` picker): availability only falls, and limit usage
-only rises, between two sessions with no finish in between, so a job that pended in the
-last session pends again. Such a session tries only the jobs submitted since (under
-``strict``, not those of a *settled* queue: one whose first pending job waits for
+Sessions with an interval are at ``k * interval`` for whole k, strictly increasing by
+construction (:func:`next_session_time`), at least :data:`MIN_INTERVAL` apart.
+
+**Exact session shortcuts** (``incremental``, on by default; used only when every queue's
+picker declares ``monotone_in_session``, as ``fcfs`` and ``strict`` do, see
+:class:`~xce.core.pickers.JobPicker`; the engine asks the picker, never its name):
+availability only falls, and limit usage only rises, between two sessions with no finish
+in between, so a job that pended in the last session pends again. Such a session tries
+only the jobs submitted since (in a queue whose picker declares ``blocks_queue_at_head``,
+a *strict* queue, not those of a *settled* queue: one whose first pending job waits for
 resources and is subject to no limit, so it holds the queue again), plus pending jobs
 whose select could turn true as resources fall; a strict queue that is not settled (its
 first pending job waits on a limit, or is subject to one: its reason may change) is
-tried whole whenever anything is tried or the last session started a job. Under
-``strict``, a session stops trying a queue at its head. Tests check the schedule is
-identical with ``incremental=False``.
+tried whole whenever anything is tried or the last session started a job. A session
+stops trying a strict queue at its head. Tests check the schedule is identical with
+``incremental=False``.
 
 **Never silently wrong**: a job that no state of the cluster could ever run is reported
 as unrunnable (:meth:`Simulation._triage`), not looped over; a job still pending when
@@ -49,14 +54,32 @@ from xce.core import (
     SessionStats,
     job_request,
 )
-from xce.core.pickers import QueueHold, holds_queue
+from xce.core.pickers import (
+    PickerRegistry,
+    PickerTraits,
+    QueueHold,
+    default_pickers,
+    holds_queue,
+    picker_traits,
+)
 from xce.errors import EventError, InputError, InternalError
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
-__all__ = ["SimOptions", "SimResult", "SimStats", "Simulation", "verify"]
+__all__ = [
+    "MIN_INTERVAL",
+    "SimOptions",
+    "SimResult",
+    "SimStats",
+    "Simulation",
+    "next_session_time",
+    "verify",
+]
+
+MIN_INTERVAL = 0.001
+"""The shortest ``interval`` between sessions, in seconds: finer grids only add sessions
+(and, far below a time's float resolution, could not be told apart)."""
 
 _FINISH, _SUBMIT, _SESSION = 0, 1, 2
-_SHORTCUT_PICKERS = frozenset({"fcfs", "strict"})
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 
@@ -115,16 +138,22 @@ class Simulation:
         jobs: Sequence[SimJob],
         options: SimOptions | None = None,
         progress: Progress | None = None,
+        pickers: PickerRegistry | None = None,
     ) -> None:
         self.options = options or SimOptions()
+        _check_interval(self.options.interval)
         self.jobs = (
             [replace(j, queue="normal") for j in jobs] if self.options.single_queue else list(jobs)
         )
         self._check_ids()
         empty = replace(cluster, jobs=())
         # The simulator reports no per-host breakdowns of pend reasons: skip computing them.
+        self._registry = pickers if pickers is not None else default_pickers()
         self.core = SchedulerCore(
-            empty, picker=self.options.picker, options=AllocOptions(explain=False)
+            empty,
+            picker=self.options.picker,
+            options=AllocOptions(explain=False),
+            pickers=self._registry,
         )
         self._probe = Allocator(_forever(empty))  # answers "could this job ever run here?"
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
@@ -157,7 +186,7 @@ class Simulation:
         self._total = int(np.nansum(cluster.hosts.capacity[SLOTS]))  # slots in all
         self._queues_seen: set[str] = set()
         self._fewest: dict[str, int] = {}
-        self._pickers: dict[str, str] = {}
+        self._traits: dict[str, PickerTraits] = {}  # by queue
         self._one_level: tuple[int, bool] | None = None
         self.stats = SimStats()
 
@@ -193,7 +222,7 @@ class Simulation:
         while self._heap:
             now = self._heap[0][0]
             interval = self.options.interval
-            on_grid = interval is not None and now % interval == 0 and now != self._last_grid
+            on_grid = interval is not None and _on_grid(now, interval) and now != self._last_grid
             session_due = self._take_events(now) or interval is None or on_grid
             if on_grid and self.core.pending_count:
                 self._last_grid = now  # one session per multiple of the interval
@@ -256,7 +285,7 @@ class Simulation:
         interval = self.options.interval
         if interval is None or self._session_queued or not self.core.pending_count:
             return
-        self._push((math.floor(now / interval) + 1) * interval, _SESSION, "")
+        self._push(next_session_time(now, interval), _SESSION, "")
         self._session_queued = True
 
     def _take_events(self, now: float) -> bool:
@@ -366,13 +395,15 @@ class Simulation:
     def _incremental(self) -> bool:
         if not self.options.incremental:
             return False
-        return all(self._picker(q) in _SHORTCUT_PICKERS for q in self._queues_seen)
+        return all(self._picker(q).monotone_in_session for q in self._queues_seen)
 
-    def _picker(self, queue: str) -> str:
-        name = self._pickers.get(queue)
-        if name is None:
-            name = self._pickers[queue] = self.core.picker_name(queue)
-        return name
+    def _picker(self, queue: str) -> PickerTraits:
+        """What the picker of ``queue`` promises (the engine never asks its name)."""
+        traits = self._traits.get(queue)
+        if traits is None:
+            picker = self._registry.get(self.core.picker_name(queue))
+            traits = self._traits[queue] = picker_traits(picker)
+        return traits
 
     def _session(self, now: float) -> None:
         core = self.core
@@ -387,9 +418,11 @@ class Simulation:
         elif incremental and self._strict_one_level():
             self._strict_in_batches(now)
             return
-        elif incremental and all(self._picker(q) == "fcfs" for q in self._queues_seen):
-            # fcfs tries every job; one wanting more tasks than the whole cluster has
-            # free now would pend without charging anything: leave it out.
+        elif incremental and not any(
+            self._picker(q).blocks_queue_at_head for q in self._queues_seen
+        ):
+            # no queue is ever blocked: every job is tried; one wanting more tasks than
+            # the whole cluster has free now would pend without charging anything.
             free = self._total - self._busy
             jobs = [j for j in core.pending_jobs() if self._fewest_tasks(j) <= free]
             result = core.run_session(jobs=jobs)
@@ -410,7 +443,7 @@ class Simulation:
                 self._start(decision, now)
                 continue
             queue = self._jobs[decision.job].queue
-            if queue not in first and self._picker(queue) == "strict":
+            if queue not in first and self._picker(queue).blocks_queue_at_head:
                 first[queue] = self._settles(decision)
 
     def _settles(self, decision: Pending) -> bool:
@@ -453,7 +486,7 @@ class Simulation:
         seen = len(self._queues_seen)  # queues only ever join this set
         if self._one_level is None or self._one_level[0] != seen:
             state = self.core.state
-            one = all(self._picker(q) == "strict" for q in self._queues_seen) and (
+            one = all(self._picker(q).blocks_queue_at_head for q in self._queues_seen) and (
                 len({state.queue_priority(q) for q in self._queues_seen}) <= 1
             )
             self._one_level = (seen, one)
@@ -555,7 +588,9 @@ class Simulation:
         whole: set[str] = set()
         for job in self._new:
             queue = job.queue
-            if (queue in blocked or queue in unsettled) and self._picker(queue) == "strict":
+            if (queue in blocked or queue in unsettled) and self._picker(
+                queue
+            ).blocks_queue_at_head:
                 if queue in unsettled:
                     whole.add(queue)
                 continue
@@ -566,7 +601,9 @@ class Simulation:
             if pending is None or job_id in chosen:
                 continue
             queue = pending.queue
-            if (queue in blocked or queue in unsettled) and self._picker(queue) == "strict":
+            if (queue in blocked or queue in unsettled) and self._picker(
+                queue
+            ).blocks_queue_at_head:
                 whole.add(queue)
             else:
                 jobs.append(pending)
@@ -575,7 +612,7 @@ class Simulation:
             whole |= unsettled
         for queue in sorted(whole):
             jobs += [j for j in self._queued.get(queue, {}).values() if j.id not in chosen]
-        tried = {j.queue for j in jobs if self._picker(j.queue) == "strict"}
+        tried = {j.queue for j in jobs if self._picker(j.queue).blocks_queue_at_head}
         return jobs, tried
 
     def _count(self, s: SessionStats, *, session: bool = True) -> None:
@@ -621,6 +658,42 @@ class Simulation:
         )
         self._steps += 1
         self._push(now + duration, _FINISH, job.id)
+
+
+def _check_interval(interval: float | None) -> None:
+    if interval is None:
+        return
+    if not (isinstance(interval, int | float) and math.isfinite(interval)):
+        raise InputError(f"the session interval must be a finite number of seconds, got {interval}")
+    if interval < MIN_INTERVAL:
+        raise InputError(
+            f"the session interval must be at least {MIN_INTERVAL:g} s, got {interval:g}"
+        )
+
+
+def next_session_time(now: float, interval: float) -> float:
+    """The first session time ``k * interval`` (k a whole number) strictly after ``now``.
+
+    ``(floor(now / interval) + 1) * interval`` alone can round back to ``now`` (3.3, 0.7,
+    1.1: issue 10), and a session queued at ``now`` again never lets time move on; so k
+    grows until the product is past ``now`` (by doubling steps: it stops even where the
+    interval is below the float resolution of ``now``)."""
+    ratio = now / interval
+    if not math.isfinite(ratio):
+        raise InputError(f"time {now:g} s is too far out for sessions every {interval:g} s")
+    k = math.floor(ratio) + 1
+    step = 1
+    while k * interval <= now:
+        k += step
+        step *= 2
+    return k * interval
+
+
+def _on_grid(now: float, interval: float) -> bool:
+    """Whether ``now`` is a session time ``k * interval`` (as :func:`next_session_time`
+    computes them)."""
+    ratio = now / interval
+    return math.isfinite(ratio) and round(ratio) * interval == now
 
 
 @contextmanager
