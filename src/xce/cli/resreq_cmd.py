@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
-from rich.tree import Tree
 
-from xce.cluster.catalog import ResourceCatalog
+from xce.cli.outputs import plain, shown
 from xce.errors import InputError
-from xce.resreq import (
-    AlterResreq,
-    CompoundResreq,
-    PrimaryResreq,
-    Resreq,
-    fingerprint_text,
-    requirement_for_job,
-)
+
+if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
+    from rich.console import Console
+    from rich.tree import Tree
+
+    from xce.cluster.catalog import ResourceCatalog
+    from xce.resreq import CompoundResreq, PrimaryResreq, Resreq
 
 UNUSED_SECTIONS = ("affinity", "cu")
 """Sections kept in the model but not (yet) used for placement."""
@@ -61,6 +56,8 @@ def _primary(p: PrimaryResreq) -> dict[str, Any]:
 
 
 def _shape(r: PrimaryResreq | CompoundResreq) -> dict[str, Any]:
+    from xce.resreq import PrimaryResreq
+
     if isinstance(r, PrimaryResreq):
         return {"kind": "simple", "tasks": r.max_tasks, "terms": [_primary(r)]}
     return {"kind": "compound", "tasks": r.total_tasks, "terms": [_primary(t) for t in r.terms]}
@@ -68,6 +65,8 @@ def _shape(r: PrimaryResreq | CompoundResreq) -> dict[str, Any]:
 
 def describe(resreq: Resreq, *, validated_against: str | None = None) -> dict[str, Any]:
     """The JSON of ``xce resreq --json``."""
+    from xce.resreq import AlterResreq, fingerprint_text
+
     alternatives = resreq.alternatives if isinstance(resreq, AlterResreq) else (resreq,)
     unused = sorted(
         {s for p in resreq.primaries for s in UNUSED_SECTIONS if getattr(p, s) is not None}
@@ -89,7 +88,9 @@ def describe(resreq: Resreq, *, validated_against: str | None = None) -> dict[st
 
 
 def _render(info: dict[str, Any], console: Console) -> None:
-    normalized = escape(info["normalized"]) or "(empty: any host)"
+    from rich.tree import Tree
+
+    normalized = shown(info["normalized"]) or "(empty: any host)"
     console.print(f"[bold]normalized[/]   {normalized}")
     console.print(f"[bold]kind[/]         {info['kind']}")
     console.print(f"[bold]fingerprint[/]  {info['fingerprint']}")
@@ -109,11 +110,13 @@ def _render(info: dict[str, Any], console: Console) -> None:
         kept = ", ".join(info["not_used_for_placement"])
         console.print(f"[yellow]note[/]: kept but not used for placement: {kept}")
     if info["validated_against"]:
-        console.print(f"[green]valid[/] against {escape(str(info['validated_against']))}")
+        console.print(f"[green]valid[/] against {shown(info['validated_against'])}")
 
 
 def _add(leaf: Tree, label: str) -> None:
-    leaf.add(Text(label))  # plain text: requirement bodies are full of [brackets]
+    from rich.text import Text
+
+    leaf.add(Text(plain(label)))  # plain text: requirement bodies are full of [brackets]
 
 
 def _sections(leaf: Tree, term: dict[str, Any]) -> None:
@@ -151,6 +154,10 @@ def resreq(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """Parse, check and explain a resource requirement."""
+    from rich.console import Console
+
+    from xce.resreq import requirement_for_job
+
     min_tasks, max_tasks = parse_tasks(tasks)
     catalog: ResourceCatalog | None = None
     if cluster is not None:

@@ -15,21 +15,25 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from xce.alloc import Decision, Dispatched, PendInfo, Pending, PendReason
+from xce.cli.outputs import check_file, output_path, plain, write_file
+from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
 from xce.cli.resreq_cmd import describe
-from xce.cluster import ClusterState, Limit, PendingJob, load_state
-from xce.cluster.load import InvalidJob
-from xce.core import JobStarted, SchedulerCore, SessionResult, write_state
 from xce.errors import InputError
-from xce.resreq import requirement_for_job
+
+if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
+    from rich.console import Console
+
+    from xce.alloc import Decision, Dispatched, Pending
+    from xce.cluster import ClusterState, Limit, PendingJob
+    from xce.cluster.load import InvalidJob
+    from xce.core import PickerRegistry, SchedulerCore, SessionResult
+
+SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
@@ -69,10 +73,14 @@ def _pending(p: Pending) -> dict[str, Any]:
     return entry
 
 
-def decisions_json(result: SessionResult, state: ClusterState) -> dict[str, Any]:
-    """The decisions JSON of design §5."""
+def decisions_json(
+    result: SessionResult, state: ClusterState, *, timing: bool = False
+) -> dict[str, Any]:
+    """The decisions JSON of design §5: the same bytes for the same input, run after run.
+    The session's wall time is the one thing that is not; it comes only with ``timing``,
+    as a key of its own (``"timing": {"elapsed_s": ...}``)."""
     s = result.stats
-    return {
+    info: dict[str, Any] = {
         "dispatched": [_dispatched(d, state) for d in result.dispatched],
         "pending": [_pending(p) for p in result.pending],
         "stats": {
@@ -87,19 +95,26 @@ def decisions_json(result: SessionResult, state: ClusterState) -> dict[str, Any]
             "host_tries": s.host_tries,
             "iterators": s.iterators,
             "threads": s.threads,
-            "elapsed_s": round(s.elapsed_s, 6),
         },
     }
+    if timing:
+        info["timing"] = {"elapsed_s": round(s.elapsed_s, 6)}
+    return info
 
 
 def invalid_decision(job: InvalidJob) -> Pending:
     """The decision of a job entry a lenient load left out: it pends INVALID."""
+    from xce.alloc import PendInfo, Pending, PendReason
+
     return Pending(job.id, PendInfo(PendReason.INVALID, job.message))
 
 
 def with_invalid(result: SessionResult, invalid: Sequence[InvalidJob]) -> SessionResult:
     """``result`` with the invalid jobs' INVALID decisions put first, in file order (they
     never reached the picker), and counted in the stats as pending jobs."""
+    from xce.alloc import PendReason
+    from xce.core import SessionResult
+
     if not invalid:
         return result
     extra = tuple(invalid_decision(j) for j in invalid)
@@ -142,6 +157,8 @@ def _breakdown(p: dict[str, Any]) -> str:
 
 
 def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
+    from rich.table import Table
+
     table = Table(title=f"Dispatched ({len(info['dispatched'])})", title_justify="left")
     for col in ("job", "hosts (slots, term)", "resources", "shared"):
         table.add_column(col)
@@ -173,13 +190,15 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
         table.add_row(*row)
     console.print(table)
     s = info["stats"]
+    elapsed = info["timing"]["elapsed_s"] if "timing" in info else None
     by_reason = ", ".join(f"{k} {v}" for k, v in s["pending_by_reason"].items())
     console.print(
         f"{s['jobs']} jobs: {s['dispatched']} dispatched, {s['pending']} pending"
         + (f" ({by_reason})" if by_reason else "")
         + "; "
         f"{s['plans_tried']} plans, {s['host_tries']} host tries, "
-        f"cache {s['cache_hits']} hits / {s['cache_misses']} misses; {s['elapsed_s'] * 1000:.1f} ms"
+        f"cache {s['cache_hits']} hits / {s['cache_misses']} misses"
+        + (f"; {elapsed * 1000:.1f} ms" if elapsed is not None else "")
     )
 
 
@@ -225,6 +244,8 @@ def _limit(lim: Limit) -> dict[str, Any]:
 
 def _identity(job: PendingJob | InvalidJob, state: ClusterState) -> dict[str, Any]:
     """Who the job is; for an invalid entry, the fields as written (where readable)."""
+    from xce.cluster import PendingJob
+
     if isinstance(job, PendingJob):
         fields: dict[str, Any] = {
             "user": job.user,
@@ -266,6 +287,10 @@ def explain_job(
     ``decisions`` are the session's, in picker order: ``pick`` is the job's position
     among them (from 1; None for an invalid entry, which never reached the picker).
     """
+    from xce.alloc import Dispatched
+    from xce.cluster.load import InvalidJob
+    from xce.resreq import requirement_for_job
+
     out: dict[str, Any] = {"job": job.id, "entry": f"jobs[{job.order}]", "file": source}
     out["identity"] = _identity(job, state)
     if isinstance(job, InvalidJob):
@@ -299,6 +324,8 @@ def explain_job(
 
 
 def _render_job(info: dict[str, Any], console: Console) -> None:
+    from rich.table import Table
+
     e = escape
     console.print(f"[bold]job[/]          {e(info['job'])}  ({info['entry']} of {e(info['file'])})")
     ident = info["identity"]
@@ -430,14 +457,35 @@ def schedule(
         bool, typer.Option("--threads", help="Picker and allocator in two threads.")
     ] = False,
     snapshot: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--snapshot",
-            help="Write the state after starting the dispatched jobs (.json/.yaml).",
+            metavar="PATH",
+            help="Write the state after starting the dispatched jobs (.json, .yaml or .yml). "
+            "Never the STATE file; an existing file only with --force.",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Let --snapshot replace an existing file (never STATE)."),
+    ] = False,
+    timing: Annotated[
+        bool,
+        typer.Option(
+            "--timing",
+            help='With --json, add "timing": {"elapsed_s": ...}; without it the JSON is '
+            "the same bytes on every run.",
+        ),
+    ] = False,
 ) -> None:
     """Run one scheduling session: where every pending job lands, or why it waits."""
+    from rich.console import Console
+
+    from xce.cluster import load_state
+    from xce.core import SchedulerCore
+
+    target = _snapshot_target(snapshot, state_file, force)
+    pickers = _pickers(picker)
     invalid: tuple[InvalidJob, ...] = ()
     if lenient:
         state, invalid = load_state(state_file, lenient=True)
@@ -445,18 +493,11 @@ def schedule(
         state = load_state(state_file)
     source = str(state_file)
     wanted = find_job(job, state, invalid, source) if job is not None else None
-    core = SchedulerCore(state, picker=picker)
+    core = SchedulerCore(state, picker=picker, pickers=pickers)
     session = core.run_session(threads=threads)
     result = with_invalid(session, invalid)
-    if snapshot is not None:
-        core.apply(*(JobStarted(d.job, d.allocation) for d in result.dispatched))
-        write_state(core.state, snapshot)
-        if invalid:
-            left = ", ".join(j.id for j in invalid)
-            print(
-                f"xce: note: the snapshot leaves out {len(invalid)} invalid job(s): {left}",
-                file=sys.stderr,
-            )
+    if target is not None:
+        _write_snapshot(core, result, invalid, target, force)
     console = Console(highlight=False)
     if wanted is not None:
         detail = explain_job(wanted, session.decisions, state, source)
@@ -465,8 +506,54 @@ def schedule(
         else:
             _render_job(detail, console)
         return
-    info = decisions_json(result, state)
+    info = decisions_json(result, state, timing=timing or not as_json)
     if as_json:
         typer.echo(json.dumps(info, indent=2))
     else:
         _render(info, explain, console)
+
+
+def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Path | None:
+    """``--snapshot``, checked before the session: a new (or, with --force, an existing)
+    .json/.yaml file in a writable directory, and never the state file read."""
+    if snapshot is None:
+        return None
+    target = output_path(snapshot, "--snapshot")
+    check_file(target, "--snapshot", [("STATE", state_file)], force=force)
+    if target.suffix.lower() not in SNAPSHOT_SUFFIXES:
+        raise InputError(
+            f"--snapshot {plain(snapshot)}: expected a name ending in "
+            f"{', '.join(SNAPSHOT_SUFFIXES)}"
+        )
+    return target
+
+
+def _pickers(picker: str | None) -> PickerRegistry:
+    """The picker registry, with ``--picker`` checked against it (the option is to blame
+    for an unknown name, not the state file)."""
+    from xce.core import default_pickers
+
+    pickers = default_pickers()
+    if picker is not None and picker not in pickers.names():
+        known = ", ".join(sorted(pickers.names()))
+        raise InputError(f"--picker: unknown picker {plain(repr(picker))} (known: {known})")
+    return pickers
+
+
+def _write_snapshot(
+    core: SchedulerCore,
+    result: SessionResult,
+    invalid: Sequence[InvalidJob],
+    target: Path,
+    force: bool,
+) -> None:
+    from xce.core import JobStarted, write_state
+
+    core.apply(*(JobStarted(d.job, d.allocation) for d in result.dispatched))
+    write_file(target, "--snapshot", lambda temp: write_state(core.state, temp), force=force)
+    if invalid:
+        left = ", ".join(j.id for j in invalid)
+        print(
+            plain(f"xce: note: the snapshot leaves out {len(invalid)} invalid job(s): {left}"),
+            file=sys.stderr,
+        )

@@ -1,0 +1,100 @@
+"""Conventions every ``xce`` command follows: exit codes, ``-h``, quiet help, the version.
+
+Exit codes: 0 done, 2 bad input or usage (a message on stderr), 1 internal error (a bug,
+with its traceback). Imports only typer and the standard library (start-up time).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from xce.errors import InputError, InternalError
+
+__all__ = ["CONTEXT", "XceCommand", "XceGroup", "guarded", "version"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
+"""Context settings of every command: ``-h`` is ``--help``."""
+
+
+def _quiet(params: list[Any]) -> list[Any]:
+    """Flags (``--json``, ``--help``) take no value: typer's help would show ``<bool>``."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class XceCommand(TyperCommand):
+    """A command whose help shows no ``<bool>`` after a flag and whose usage line reads
+    ``xce schedule [OPTIONS] STATE`` (typer writes a required argument ``{STATE}``,
+    which reads like shell syntax)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _quiet(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces: list[str] = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class XceGroup(TyperGroup):
+    """A command group whose help shows no ``<bool>`` after a flag."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _quiet(super().get_params(ctx))
+
+
+def _stderr(text: str) -> None:
+    from xce.cli.outputs import plain
+
+    print(plain(text), file=sys.stderr)
+
+
+def guarded(fn: Callable[P, R]) -> Callable[P, R]:
+    """Bad input -> message on stderr and exit 2; anything unexpected -> exit 1, said as a bug.
+
+    Messages quote user input (file names, ids): their control characters are shown
+    escaped, never sent to the terminal."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as err:
+            _stderr(f"xce: error: {err}")
+            raise typer.Exit(2) from None
+        except InternalError as err:  # a check of xce's own found a bug
+            traceback.print_exc(file=sys.stderr)
+            _stderr(f"xce: {err}")
+            raise typer.Exit(1) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as err:  # an internal error is a bug: say so
+            traceback.print_exc(file=sys.stderr)
+            _stderr(
+                f"xce: internal error (a bug in xce, please report it): {type(err).__name__}: {err}"
+            )
+            raise typer.Exit(1) from None
+
+    return run
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml is the one place it is set)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("xce")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
