@@ -10,14 +10,17 @@ import functools
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from xce.errors import InputError, InternalError
 
-__all__ = ["CONTEXT", "XceCommand", "XceGroup", "guarded", "version"]
+if TYPE_CHECKING:
+    from xce.core import PickerRegistry
+
+__all__ = ["CONTEXT", "XceCommand", "XceGroup", "check_picker", "guarded", "version"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -98,3 +101,16 @@ def version() -> str:
         return installed("xce")
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "unknown"
+
+
+def check_picker(picker: str | None) -> PickerRegistry:
+    """The picker registry, with ``--picker`` checked against it before any input is
+    read: an unknown name is the option's fault, not the state file's."""
+    from xce.cli.outputs import plain
+    from xce.core import default_pickers
+
+    pickers = default_pickers()
+    if picker is not None and picker not in pickers.names():
+        known = ", ".join(sorted(pickers.names()))
+        raise InputError(f"--picker: unknown picker {plain(repr(picker))} (known: {known})")
+    return pickers

@@ -200,7 +200,8 @@ def write_dir(
         raise _failed(option, path, err) from None
     try:
         write(staging)
-        made = sorted(staging.iterdir())
+        order = {name: i for i, name in enumerate(names)}
+        made = sorted(staging.iterdir(), key=lambda p: (order.get(p.name, len(order)), p.name))
         unknown = [p.name for p in made if p.name not in names]
         if unknown:
             raise InternalError(f"{option}: xce wrote undeclared output files {unknown}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from xce.cli.conventions import check_picker
 from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # the library and rich load when the command runs (start-up t
     from xce.alloc import Decision, Dispatched, Pending
     from xce.cluster import ClusterState, Limit, PendingJob
     from xce.cluster.load import InvalidJob
-    from xce.core import PickerRegistry, SchedulerCore, SessionResult
+    from xce.core import SchedulerCore, SessionResult
 
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -485,7 +486,7 @@ def schedule(
     from xce.core import SchedulerCore
 
     target = _snapshot_target(snapshot, state_file, force)
-    pickers = _pickers(picker)
+    pickers = check_picker(picker)
     invalid: tuple[InvalidJob, ...] = ()
     if lenient:
         state, invalid = load_state(state_file, lenient=True)
@@ -526,18 +527,6 @@ def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Pat
             f"{', '.join(SNAPSHOT_SUFFIXES)}"
         )
     return target
-
-
-def _pickers(picker: str | None) -> PickerRegistry:
-    """The picker registry, with ``--picker`` checked against it (the option is to blame
-    for an unknown name, not the state file)."""
-    from xce.core import default_pickers
-
-    pickers = default_pickers()
-    if picker is not None and picker not in pickers.names():
-        known = ", ".join(sorted(pickers.names()))
-        raise InputError(f"--picker: unknown picker {plain(repr(picker))} (known: {known})")
-    return pickers
 
 
 def _write_snapshot(

@@ -1,35 +1,57 @@
-"""``xce simulate``: replay a workload through the real scheduler in simulated time."""
+"""``xce simulate``: replay a workload through the real scheduler in simulated time.
+
+``--out DIR`` receives exactly the files of :data:`OUTPUT_FILES`, each written whole;
+nothing else in DIR is touched, and a file of those names already there is replaced
+only with ``--force`` (never one that is an input of the run).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from xce.cluster import ClusterState, load_state, state_from_dict
+from xce.cli.conventions import check_picker
+from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
-from xce.sim.engine import SimOptions, SimResult, Simulation, verify
-from xce.sim.generate import generate_workload
-from xce.sim.metrics import metrics, timing, write_jobs_csv, write_metrics
-from xce.sim.model import SimJob
-from xce.sim.plots import write_plots
-from xce.sim.swf import SwfTrace
-from xce.sim.workload import is_swf, load_workload
+
+if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command runs
+    from rich.console import Console
+
+    from xce.cluster import ClusterState
+    from xce.sim.engine import SimOptions, SimResult
+    from xce.sim.model import SimJob
+    from xce.sim.swf import SwfTrace
 
 SYNTHETIC = "synthetic:"
+OUTPUT_FILES = (
+    "jobs.csv",
+    "metrics.json",
+    "timing.json",
+    "utilisation.png",
+    "queue.png",
+    "wait_cdf.png",
+    "bsld_by_size.png",
+)
+"""Every file ``--out DIR`` writes, and the only ones."""
 
 
 def header_cluster(trace: SwfTrace) -> tuple[int, int]:
     """(hosts, slots per host) from an SWF header: MaxNodes x MaxProcs/MaxNodes."""
+    from xce.sim.generate import MAX_HOSTS
+
     nodes, procs = trace.header_int("MaxNodes"), trace.header_int("MaxProcs")
+    if (nodes or procs or 0) > MAX_HOSTS:
+        raise InputError(
+            f"the trace header gives {nodes or procs:,} hosts, more than xce simulates "
+            f"({MAX_HOSTS:,}): pass --hosts and --slots-per-host",
+            source=trace.source,
+        )
     if nodes and procs:
         return nodes, max(procs // nodes, 1)
     if nodes or procs:
@@ -41,24 +63,61 @@ def header_cluster(trace: SwfTrace) -> tuple[int, int]:
 
 
 def uniform_cluster(hosts: int, slots: int) -> ClusterState:
-    if hosts < 1 or slots < 1:
-        raise InputError(f"--hosts and --slots-per-host must be >= 1, got {hosts} and {slots}")
+    """``hosts`` hosts ``n0``... of ``slots`` slots each."""
+    from xce.cluster import state_from_dict
+
+    check_hosts(hosts, slots)
     width = len(str(hosts - 1))
     data = {"hosts": [{"name": f"n{i:0{width}d}", "slots": slots} for i in range(hosts)]}
     return state_from_dict(data, f"<{hosts} hosts x {slots} slots>")
 
 
+def check_hosts(hosts: int | None, slots: int | None) -> None:
+    """``--hosts`` within 1..MAX_HOSTS, ``--slots-per-host`` at least 1 (0 is refused,
+    not taken as 1)."""
+    from xce.sim.generate import MAX_HOSTS
+
+    if hosts is not None and not 1 <= hosts <= MAX_HOSTS:
+        raise InputError(f"--hosts must be between 1 and {MAX_HOSTS:,}, got {hosts}")
+    if slots is not None and slots < 1:
+        raise InputError(f"--slots-per-host must be at least 1, got {slots}")
+
+
+def check_interval(interval: float | None) -> None:
+    """``--interval``: a finite number of seconds, at least the engine's MIN_INTERVAL."""
+    from xce.sim.engine import MIN_INTERVAL
+
+    if interval is not None and not (math.isfinite(interval) and interval >= MIN_INTERVAL):
+        raise InputError(
+            f"--interval must be a finite number of seconds >= {MIN_INTERVAL:g}, got {interval}"
+        )
+
+
+def synthetic_count(spec: str) -> int:
+    """N of ``synthetic:N``, within 0..MAX_GENERATED_JOBS."""
+    from xce.sim.generate import MAX_GENERATED_JOBS
+
+    try:
+        count = int(spec[len(SYNTHETIC) :])
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MAX_GENERATED_JOBS:
+        raise InputError(
+            f"--workload {plain(repr(spec))}: expected synthetic:N with a whole number N "
+            f"from 0 to {MAX_GENERATED_JOBS:,}"
+        )
+    return count
+
+
 def _workload(
     spec: str, cluster: ClusterState | None, seed: int, limit: int | None, lenient: bool
 ) -> tuple[list[SimJob], SwfTrace | None]:
+    from xce.sim.workload import is_swf, load_workload
+
     if spec.startswith(SYNTHETIC):
-        try:
-            count = int(spec[len(SYNTHETIC) :])
-        except ValueError:
-            raise InputError(
-                f"--workload {spec!r}: expected synthetic:N with a whole number N"
-            ) from None
-        return generate_workload(count, seed=seed, cluster=cluster), None
+        from xce.sim.generate import generate_workload
+
+        return generate_workload(synthetic_count(spec), seed=seed, cluster=cluster), None
     has_mem = cluster is not None and "mem" in cluster.hosts.capacity
     options: dict[str, object] = (
         {"limit": limit, "lenient": lenient, "memory": has_mem} if is_swf(spec) else {}
@@ -69,7 +128,9 @@ def _workload(
     return jobs, trace
 
 
-def _summary(data: dict[str, Any], result: SimResult, console: Console) -> None:
+def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Path | None) -> None:
+    from rich.table import Table
+
     def fmt(v: Any, unit: str = "") -> str:
         if v is None:
             return "-"
@@ -108,10 +169,11 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console) -> None:
         table.add_row(what, value)
     console.print(table)
     for record in result.unrunnable[:5]:
-        why = escape(record.unrunnable or "")
-        console.print(f"[yellow]unrunnable[/] job {record.job.id}: {why}", highlight=False)
+        why = shown(record.unrunnable or "")
+        console.print(f"[yellow]unrunnable[/] job {shown(record.job.id)}: {why}", highlight=False)
     if len(result.unrunnable) > 5:
-        console.print(f"... and {len(result.unrunnable) - 5:,} more unrunnable jobs (see jobs.csv)")
+        where = f"see {shown(out / 'jobs.csv')}" if out is not None else "--out DIR lists them all"
+        console.print(f"... and {len(result.unrunnable) - 5:,} more unrunnable jobs ({where})")
 
 
 def simulate(
@@ -119,58 +181,93 @@ def simulate(
         str,
         typer.Option(
             "--workload",
+            metavar="FILE",
             help="An SWF trace (.swf/.swf.gz), a jobs file (.yaml/.json/.jsonl) or synthetic:N.",
         ),
     ],
     cluster: Annotated[
-        Path | None, typer.Option("--cluster", help="A state file: the cluster to simulate.")
+        Path | None,
+        typer.Option("--cluster", metavar="STATE", help="A state file: the cluster to simulate."),
     ] = None,
     hosts: Annotated[
         int | None,
         typer.Option(
-            "--hosts", help="A uniform cluster of N hosts (default: from the SWF header)."
+            "--hosts",
+            metavar="N",
+            help="A uniform cluster of N hosts, at most 1,000,000 (default: from the SWF header).",
         ),
     ] = None,
     slots_per_host: Annotated[
-        int | None, typer.Option("--slots-per-host", help="Slots of each of the --hosts.")
+        int | None,
+        typer.Option("--slots-per-host", metavar="N", help="Slots of each of the --hosts."),
     ] = None,
     picker: Annotated[
         str | None,
-        typer.Option("--picker", help="Default job picker (fcfs, strict, fairshare, ...)."),
+        typer.Option(
+            "--picker", metavar="NAME", help="Default job picker (fcfs, strict, fairshare, ...)."
+        ),
     ] = None,
     single_queue: Annotated[
         bool, typer.Option("--single-queue", help="Put every job in one queue.")
     ] = False,
     interval: Annotated[
         float | None,
-        typer.Option("--interval", help="Seconds between sessions (default: at every event)."),
+        typer.Option(
+            "--interval",
+            metavar="SECONDS",
+            help="Seconds between sessions, at least 0.001 (default: at every event).",
+        ),
     ] = None,
     enforce_walltime: Annotated[
         bool, typer.Option("--enforce-walltime", help="End jobs at their requested time.")
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of a synthetic:N workload.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload.")
+    ] = 0,
     limit: Annotated[
-        int | None, typer.Option("--limit", help="Only the first N jobs of the workload.")
+        int | None,
+        typer.Option("--limit", metavar="N", help="Only the first N jobs of the workload."),
     ] = None,
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Skip (and count) malformed trace lines.")
     ] = False,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write jobs.csv, metrics.json and PNG plots here.")
+        str | None,
+        typer.Option(
+            "--out",
+            metavar="DIR",
+            help="Write jobs.csv, metrics.json, timing.json and the plots utilisation.png, "
+            "queue.png, wait_cdf.png, bsld_by_size.png into DIR (created if missing); "
+            "nothing else there is touched.",
+        ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Let --out replace those files where they already exist."),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout.")
     ] = False,
 ) -> None:
     """Replay a workload through the scheduler in simulated time and report waits,
     slowdowns and utilisation."""
-    if interval is not None and interval <= 0:
-        raise InputError(f"--interval must be > 0, got {interval}")
+    from rich.console import Console
+
+    from xce.cluster import load_state
+    from xce.sim.engine import SimOptions, verify
+    from xce.sim.metrics import metrics
+
+    check_interval(interval)
     if limit is not None and limit < 0:
         raise InputError(f"--limit must be >= 0, got {limit}")
-    state = load_state(cluster) if cluster is not None else None
-    if state is not None and (hosts is not None or slots_per_host is not None):
+    check_hosts(hosts, slots_per_host)
+    if cluster is not None and (hosts is not None or slots_per_host is not None):
         raise InputError("give --cluster or --hosts/--slots-per-host, not both")
+    if workload.startswith(SYNTHETIC):
+        synthetic_count(workload)
+    check_picker(picker)
+    out_dir = _out_dir(out, workload, cluster, force)
+    state = load_state(cluster) if cluster is not None else None
     if state is None and hosts is not None and workload.startswith(SYNTHETIC):
         state = uniform_cluster(hosts, slots_per_host or 1)  # generate for this cluster
     jobs, trace = _workload(workload, state, seed, limit, lenient)
@@ -190,22 +287,49 @@ def simulate(
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])
     data = metrics(result, trace)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_jobs_csv(result.records, out / "jobs.csv")
-        write_metrics(data, out / "metrics.json")
-        write_metrics(timing(result), out / "timing.json")
-        write_plots(result.records, result.timeline, out)
+    written = _write(out_dir, result, data, force) if out_dir is not None else []
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
         console = Console(highlight=False)
-        _summary(data, result, console)
-        if out is not None:
-            console.print(f"wrote {out}/jobs.csv, metrics.json and plots")
+        _summary(data, result, console, out_dir)
+        if out_dir is not None:
+            names = ", ".join(p.name for p in written)
+            console.print(f"wrote {names} in {shown(out_dir)}")
+
+
+def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) -> Path | None:
+    """``--out``, checked before the run against the run's inputs."""
+    if out is None:
+        return None
+    path = output_path(out, "--out")
+    inputs: Inputs = [("--cluster", cluster)] if cluster is not None else []
+    if not workload.startswith(SYNTHETIC):
+        inputs = [*inputs, ("--workload", Path(workload))]
+    check_dir(path, "--out", OUTPUT_FILES, inputs, force=force)
+    return path
+
+
+def _write(out: Path, result: SimResult, data: dict[str, Any], force: bool) -> list[Path]:
+    """The files of OUTPUT_FILES, each whole (see outputs.write_dir)."""
+    from xce.sim.metrics import timing, write_jobs_csv, write_metrics
+    from xce.sim.plots import write_plots
+
+    def write(staging: Path) -> None:
+        write_jobs_csv(result.records, staging / "jobs.csv")
+        write_metrics(data, staging / "metrics.json")
+        write_metrics(timing(result), staging / "timing.json")
+        write_plots(result.records, result.timeline, staging)
+
+    return write_dir(out, "--out", OUTPUT_FILES, write, force=force)
 
 
 def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: bool) -> SimResult:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from xce.sim.engine import Simulation
+
     if not show:
         return Simulation(state, jobs, options).run()
     columns = (

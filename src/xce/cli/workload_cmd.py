@@ -5,27 +5,23 @@ main.py registers the sub-app with ``app.add_typer(workload_app, name="workload"
 
 from __future__ import annotations
 
-import functools
 import math
-import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from xce.cluster import ClusterState, load_state
+from xce.cli.conventions import CONTEXT, XceCommand, XceGroup, guarded
+from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.errors import InputError
-from xce.resreq import AlterResreq, CompoundResreq, parse
-from xce.sim.generate import WorkloadModel, generate_workload
-from xce.sim.model import SimJob
-from xce.sim.workload import JOBS_FILE_SUFFIXES, write_jobs_file
+
+if TYPE_CHECKING:  # the library and numpy load when the command runs (start-up time)
+    from xce.cluster import ClusterState
+    from xce.sim.model import SimJob
 
 __all__ = ["generate", "job_kind", "parse_queues", "workload_app"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 workload_app = typer.Typer(
     name="workload",
@@ -33,6 +29,8 @@ workload_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
+    cls=XceGroup,
 )
 
 
@@ -41,21 +39,10 @@ def _group() -> None:
     """Synthetic workloads for `xce simulate`."""
 
 
-def _guarded(fn: Callable[P, R]) -> Callable[P, R]:
-    """main.py's ``guarded`` (exit 2 on bad input, 1 on a bug), looked up at call time:
-    main.py imports this module, so importing main.py here at load time would be a cycle."""
-
-    @functools.wraps(fn)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        from xce.cli.main import guarded
-
-        return guarded(fn)(*args, **kwargs)
-
-    return run
-
-
 def job_kind(job: SimJob) -> str:
     """``sequential``, ``parallel``, ``compound`` or ``alternative``."""
+    from xce.resreq import AlterResreq, CompoundResreq, parse
+
     resreq = parse(job.resreq)
     if isinstance(resreq, CompoundResreq):
         return "compound"
@@ -70,7 +57,7 @@ def _summary(jobs: Sequence[SimJob], out: Path) -> str:
         f"{kinds[k]} {k}" for k in ("sequential", "parallel", "compound", "alternative")
     )
     span = (jobs[-1].submit - jobs[0].submit) / 3600.0 if jobs else 0.0
-    return f"wrote {len(jobs)} jobs to {out} ({mix}; submitted over {span:.1f} h)"
+    return f"wrote {len(jobs)} jobs to {plain(str(out))} ({mix}; submitted over {span:.1f} h)"
 
 
 def parse_queues(text: str) -> tuple[tuple[str, float], ...]:
@@ -108,52 +95,107 @@ def _option_names(message: str) -> str:
     return message
 
 
-@workload_app.command("generate")
-@_guarded
+def check_options(jobs: int, peak_hour: float, max_tasks: int, users: int, sigma: float) -> None:
+    """The options the model's own check would blame on an internal name, or accept."""
+    from xce.sim.generate import MAX_GENERATED_JOBS
+
+    if not 1 <= jobs <= MAX_GENERATED_JOBS:
+        raise InputError(f"--jobs must be between 1 and {MAX_GENERATED_JOBS:,}, got {jobs}")
+    if not (math.isfinite(peak_hour) and 0 <= peak_hour < 24):
+        raise InputError(
+            f"--peak-hour must be an hour from 0 to 24 (not included), got {peak_hour}"
+        )
+    if max_tasks < 2:
+        raise InputError(f"--max-tasks must be at least 2, got {max_tasks}")
+    if users < 1:
+        raise InputError(f"--users must be at least 1, got {users}")
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise InputError(f"--runtime-sigma must be a finite number >= 0, got {sigma}")
+
+
+@workload_app.command("generate", cls=XceCommand)
+@guarded
 def generate(
-    jobs: Annotated[int, typer.Option("--jobs", "-n", help="How many jobs.")],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="The jobs file: .yaml, .yml, .json or .jsonl.")
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-n", metavar="N", help="How many jobs, at most 10,000,000.")
     ],
-    seed: Annotated[int, typer.Option(help="Same seed, same workload (byte for byte).")] = 0,
+    out: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="The jobs file: .yaml, .yml, .json or .jsonl (never the --cluster file; "
+            "an existing file only with --force).",
+        ),
+    ],
+    seed: Annotated[
+        int, typer.Option(metavar="N", help="Same seed, same workload (byte for byte).")
+    ] = 0,
     cluster: Annotated[
         Path | None,
         typer.Option(
+            metavar="STATE",
             help="A state file: use its names and keep every job runnable on it "
-            "(default: the cluster of examples/cluster.yaml)."
+            "(default: the cluster of examples/cluster.yaml).",
         ),
     ] = None,
     mean_interarrival: Annotated[
-        float, typer.Option(help="Mean seconds between submissions (Poisson arrivals).")
+        float,
+        typer.Option(
+            metavar="SECONDS", help="Mean seconds between submissions (Poisson arrivals)."
+        ),
     ] = 40.0,
     load: Annotated[
         float | None,
         typer.Option(
+            metavar="FRACTION",
             help="Offered load, a fraction of the cluster's open slots (e.g. 0.8); "
-            "sets the mean inter-arrival time instead of --mean-interarrival."
+            "sets the mean inter-arrival time instead of --mean-interarrival.",
         ),
     ] = None,
     daily_cycle: Annotated[
         float,
-        typer.Option(help="Amplitude of the daily arrival cycle, 0 (none) to 1."),
+        typer.Option(
+            metavar="AMPLITUDE", help="Amplitude of the daily arrival cycle, 0 (none) to 1."
+        ),
     ] = 0.0,
-    peak_hour: Annotated[float, typer.Option(help="Hour of the daily peak.")] = 14.0,
-    runtime_median: Annotated[float, typer.Option(help="Median runtime, seconds.")] = 600.0,
-    runtime_sigma: Annotated[float, typer.Option(help="Sigma of the log of the runtime.")] = 1.5,
-    runtime_cap: Annotated[float, typer.Option(help="Longest runtime, seconds.")] = 86400.0,
-    max_tasks: Annotated[int, typer.Option(help="Largest parallel job, tasks.")] = 64,
-    users: Annotated[int, typer.Option(help="How many users (Zipf-like activity).")] = 20,
+    peak_hour: Annotated[
+        float, typer.Option(metavar="HOUR", help="Hour of the daily peak, 0 to 24.")
+    ] = 14.0,
+    runtime_median: Annotated[
+        float, typer.Option(metavar="SECONDS", help="Median runtime, seconds.")
+    ] = 600.0,
+    runtime_sigma: Annotated[
+        float, typer.Option(metavar="SIGMA", help="Sigma of the log of the runtime.")
+    ] = 1.5,
+    runtime_cap: Annotated[
+        float, typer.Option(metavar="SECONDS", help="Longest runtime, seconds.")
+    ] = 86400.0,
+    max_tasks: Annotated[
+        int, typer.Option(metavar="N", help="Largest parallel job, tasks (at least 2).")
+    ] = 64,
+    users: Annotated[
+        int, typer.Option(metavar="N", help="How many users (Zipf-like activity).")
+    ] = 20,
     queues: Annotated[
-        str, typer.Option(help="Queues and their shares of the jobs, NAME=WEIGHT,...")
+        str,
+        typer.Option(metavar="NAME=WEIGHT,...", help="Queues and their shares of the jobs."),
     ] = "normal=0.8,high=0.15,low=0.05",
+    force: Annotated[
+        bool, typer.Option("--force", help="Let --out replace an existing file.")
+    ] = False,
 ) -> None:
     """Generate a seeded synthetic workload (see docs/workload-generator.md)."""
-    if jobs < 1:
-        raise InputError(f"--jobs must be at least 1, got {jobs}")
-    if out.suffix.lower() not in JOBS_FILE_SUFFIXES:
-        raise InputError(
-            f"--out must end in {', '.join(JOBS_FILE_SUFFIXES)}", source=os.fspath(out)
-        )
+    from xce.cluster import load_state
+    from xce.sim.generate import WorkloadModel, generate_workload
+    from xce.sim.workload import JOBS_FILE_SUFFIXES, write_jobs_file
+
+    check_options(jobs, peak_hour, max_tasks, users, runtime_sigma)
+    target = output_path(out, "--out")
+    if target.suffix.lower() not in JOBS_FILE_SUFFIXES:
+        raise InputError(f"--out {out}: expected a name ending in {', '.join(JOBS_FILE_SUFFIXES)}")
+    check_file(target, "--out", [("--cluster", cluster)] if cluster else [], force=force)
     model = WorkloadModel(
         mean_interarrival=mean_interarrival,
         load=load,
@@ -172,10 +214,5 @@ def generate(
         raise InputError(_option_names(err.message)) from None
     state: ClusterState | None = load_state(cluster) if cluster is not None else None
     workload = generate_workload(jobs, seed=seed, cluster=state, model=model)
-    try:
-        write_jobs_file(workload, out)
-    except OSError as err:
-        raise InputError(
-            f"cannot write the jobs file: {err.strerror or err}", source=os.fspath(out)
-        ) from err
-    typer.echo(_summary(workload, out))
+    write_file(target, "--out", lambda temp: write_jobs_file(workload, temp), force=force)
+    typer.echo(_summary(workload, target))
