@@ -765,6 +765,48 @@ def test_lenient_duplicate_key_in_a_job_is_that_jobs_error(tmp_path: Path) -> No
         state_from_text(text.replace('"slots": 4,', '"slots": 4, "slots": 2,'), lenient=True)
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "column"),
+    [
+        ('{"hosts": [{"name": "a", "slots": 4, "slots": 5}]}', "hosts[0].slots", 38),
+        ('{"hosts": [], "hosts": [{"name": "a", "slots": 1}]}', "hosts", 15),
+        ('{"hosts": [{"name": "a", "slots": 1, "resources": {"m": 1, "m": 1}}]}', None, 60),
+        ('{"jobs": [{"id": 1, "user": "x", "user": "x"}]}', "jobs[0].user", 34),
+    ],
+)
+def test_json_duplicate_keys_are_refused(
+    tmp_path: Path, text: str, path: str | None, column: int
+) -> None:
+    """Issue 10 (Silent acceptance): a JSON key written twice in one object was accepted
+    (the last kept, silently); it is refused like YAML's, at its second place, even when
+    both values are equal and the document is otherwise valid."""
+    file = tmp_path / "s.json"
+    file.write_text(text)
+    with pytest.raises(StateError, match="duplicate key") as caught:
+        load_state(file)
+    err = caught.value
+    assert (err.line, err.column) == (1, column)
+    if path is not None:
+        assert err.path == path
+    assert file.read_text() == text
+
+
+def test_json_lenient_duplicate_key_in_a_job_is_that_jobs_error() -> None:
+    """Issue 10 (Silent acceptance): with --lenient, a JSON duplicate key inside a job
+    entry makes that job invalid (as in YAML); one outside the jobs fails the file."""
+    data = {"hosts": [{"name": "h0", "slots": 4}], "jobs": [{"id": "ok1"}, {"id": "dk"}]}
+    text = json.dumps(data).replace('{"id": "dk"}', '{"id": "dk", "user": "a", "user": "b"}')
+    state, (job,) = state_from_text(text, "s.json", "json", lenient=True)
+    assert [j.id for j in state.jobs] == ["ok1"]
+    assert (job.id, job.error.path) == ("dk", "jobs[1].user")
+    assert 'duplicate key "user"' in job.message
+    bad_host = text.replace('"slots": 4', '"slots": 4, "slots": 4')
+    with pytest.raises(StateError, match="duplicate key"):
+        state_from_text(bad_host, "s.json", "json")
+    with pytest.raises(StateError, match="duplicate key"):
+        state_from_text(bad_host, "s.json", "json", lenient=True)
+
+
 NOT_A_JOB_ERROR = {
     "host slots": ('"slots": 4,', '"slots": "four",', "hosts[0].slots"),
     "unknown host key": ('"slots": 4,', '"slots": 4, "colour": 1,', "hosts[0].colour"),

@@ -8,6 +8,7 @@ are also ``ValueError`` and say *where* the problem is), misuse, cancellation an
 from __future__ import annotations
 
 __all__ = [
+    "CONTEXT_WIDTH",
     "Cancelled",
     "EventError",
     "InputError",
@@ -17,6 +18,7 @@ __all__ = [
     "ResreqSyntaxError",
     "StateError",
     "XceError",
+    "clip_around",
 ]
 
 
@@ -90,18 +92,37 @@ class InputError(XceError, ValueError):
         return ": ".join(parts)
 
     def context(self) -> str:
-        """The offending text with a caret under the column (empty if unknown)."""
+        """The offending text with a caret under the column (empty if unknown); a long
+        line is cut to about CONTEXT_WIDTH characters around the column, ``…`` marking
+        each cut (a 50 MB one-line file must not make a 50 MB message)."""
         if self.text is None or self.column is None:
             return ""
-        shown = self.text.expandtabs(1)
-        caret = " " * max(self.column - 1, 0) + "^"
-        return f"  {shown}\n  {caret}"
+        shown, at = clip_around(self.text, self.column - 1)
+        caret = " " * at + "^"
+        return f"  {shown.expandtabs(1)}\n  {caret}"
 
     def __str__(self) -> str:
         where = self.where()
         head = f"{where}: {self.message}" if where else self.message
         ctx = self.context()
         return f"{head}\n{ctx}" if ctx else head
+
+
+CONTEXT_WIDTH = 120
+"""How many characters of the offending line an error message quotes at most."""
+
+
+def clip_around(text: str, index: int, width: int = CONTEXT_WIDTH) -> tuple[str, int]:
+    """``text`` cut to ``width`` characters around ``index`` (0-based; it may be just past
+    the end), with ``…`` where text was cut; and where ``index`` is in the result."""
+    index = max(index, 0)
+    if len(text) <= width:
+        return text, index
+    start = max(0, min(index - width // 2, len(text) - width))
+    end = start + width
+    head = "…" if start > 0 else ""
+    tail = "…" if end < len(text) else ""
+    return head + text[start:end] + tail, index - start + len(head)
 
 
 class ResreqSyntaxError(InputError):

@@ -32,6 +32,7 @@ from xce.cluster.schema import (
     StateSpec,
     check_spec,
     check_text,
+    clip,
     decode,
     escape_surrogates,
     format_path,
@@ -233,7 +234,7 @@ def state_from_dict(
 def _document(text: str, source: str, fmt: Literal["yaml", "json"], lenient: bool) -> _Document:
     if fmt == "yaml":
         return _YamlDocument(text, source, lenient=lenient)
-    return _JsonDocument(text, source)
+    return _JsonDocument(text, source, lenient=lenient)
 
 
 def validate_requirements(state: ClusterState, check: RequirementCheck) -> None:
@@ -669,16 +670,33 @@ class _JsonDocument(_Document):
     an error (a valid state is never deep, so the fast decoder never recurses far), and
     scanned without recursion to locate it."""
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, *, lenient: bool = False) -> None:
         super().__init__(text, source, None)
+        self._lenient = lenient
 
     def spec(self) -> StateSpec:
         assert self.text is not None
         try:
-            return msgspec.json.decode(self.text, type=StateSpec)
+            spec = msgspec.json.decode(self.text, type=StateSpec)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             pass
+        else:
+            if not self._lenient:  # (lenient: done in lenient_spec)
+                for err in _json_duplicate_keys(self.text):
+                    raise err
+            return spec
         return decode(self.raw_data())
+
+    def lenient_spec(self) -> tuple[StateSpec, list[int], dict[int, SpecError]]:
+        assert self.text is not None
+        faults: dict[int, SpecError] = {}
+        for err in _json_duplicate_keys(self.text):
+            i = _job_index(err.path)
+            if i is None:
+                raise err
+            faults.setdefault(i, err)
+        self.job_faults = faults
+        return super().lenient_spec()
 
     def raw_data(self) -> Any:
         if self.data is None:
@@ -687,6 +705,9 @@ class _JsonDocument(_Document):
             if deep is not None:
                 line, column = _line_column(self.text, deep.start)
                 raise self.syntax_error(_too_deep(), line, column)
+            if not self._lenient:
+                for err in _json_duplicate_keys(self.text):
+                    raise err
             try:
                 self.data = json.loads(self.text, parse_int=_json_int)
             except json.JSONDecodeError as err:
@@ -813,6 +834,42 @@ def _json_too_deep(text: str) -> _JsonValue | None:
         if value.scalar is None and len(value.path) >= MAX_DEPTH:
             return value
     return None
+
+
+class _DuplicateKey(Exception):
+    """A JSON object holds a key twice (raised to stop the quick check early)."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise _DuplicateKey
+    return mapping
+
+
+def _json_duplicate_keys(text: str) -> Iterator[SpecError]:
+    """A SpecError at each key written twice in one JSON object, in document order
+    (JSON decoders keep the last silently, as PyYAML does; a typo then hides data).
+
+    A quick check with the C decoder first; the slow scan only when it finds one. Text
+    that is not JSON (or nests too deep for the decoder) yields nothing: that error is
+    reported where the text is decoded."""
+    try:
+        json.loads(text, parse_int=_json_int, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey:
+        pass
+    except (ValueError, RecursionError):
+        return
+    else:
+        return
+    seen: set[DocPath] = set()
+    for value in _json_values(text):
+        if value.key < 0:
+            continue
+        if value.path in seen:
+            key = str(value.path[-1])
+            yield SpecError(value.path, f"duplicate key {quote(clip(key))}", at_key=True)
+        seen.add(value.path)
 
 
 def _line_column(text: str, position: int) -> tuple[int, int]:

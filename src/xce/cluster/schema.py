@@ -32,6 +32,7 @@ __all__ = [
     "SpecError",
     "StateSpec",
     "check_spec",
+    "clip",
     "decode",
     "escape_surrogates",
     "format_path",
@@ -205,15 +206,16 @@ def clip(text: str, width: int = 40) -> str:
 
 
 def format_path(path: DocPath) -> str:
-    """``hosts[2].resources.mem``; keys that are not plain words are quoted."""
+    """``hosts[2].resources.mem``; keys that are not plain words are quoted, long ones
+    cut (see :func:`clip`) so that a message stays short."""
     out: list[str] = []
     for seg in path:
         if isinstance(seg, int):
             out.append(f"[{seg}]")
-        elif seg.isidentifier():
+        elif seg.isidentifier() and len(seg) <= 40:
             out.append(f".{seg}" if out else seg)
         else:
-            out.append(f"[{quote(seg)}]")
+            out.append(f"[{quote(clip(seg))}]")
     return "".join(out)
 
 

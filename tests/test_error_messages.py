@@ -1,0 +1,78 @@
+"""Error messages stay short and point at the right character (issue 10, Messages)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xce.cluster import load_state
+from xce.errors import CONTEXT_WIDTH, InputError, StateError, clip_around
+
+
+def _caret_char(err: InputError) -> str:
+    """The character of the quoted line that the caret points at."""
+    shown, caret = err.context().split("\n")
+    return shown[caret.index("^")]
+
+
+@pytest.mark.parametrize("column", [1, 2, 60, 61, 5_000, 9_940, 9_999, 10_000, 10_001])
+def test_long_line_is_cut_around_the_column(column: int) -> None:
+    """Issue 10 (Unbounded quotes): the whole offending line was quoted (a 50 MB
+    one-line JSON made a 101 MB message); now about CONTEXT_WIDTH characters around
+    the column, '…' where cut, the caret under the same character as before."""
+    text = "".join(chr(ord("a") + i % 26) for i in range(10_000))
+    err = InputError("bad", column=column, text=text)
+    shown, caret = err.context().split("\n")
+    assert len(shown) <= 2 + CONTEXT_WIDTH + 2
+    expected = text[column - 1] if column <= len(text) else None
+    if expected is not None:
+        assert _caret_char(err) == expected
+    else:  # just past the end: the caret follows the last character
+        assert caret.index("^") == len(shown)
+    assert shown.startswith("  …") == (column > CONTEXT_WIDTH // 2 + 1)
+    assert shown.endswith("…") == (column - 1 + CONTEXT_WIDTH // 2 < len(text))
+
+
+def test_short_line_is_quoted_whole() -> None:
+    err = InputError("bad", column=3, text="ab\tcd")
+    assert err.context() == "  ab cd\n    ^"
+
+
+def test_clip_around_keeps_index() -> None:
+    text = "x" * 50 + "Y" + "z" * 200
+    shown, at = clip_around(text, 50, width=20)
+    assert shown[at] == "Y"
+    assert shown.startswith("…")
+    assert shown.endswith("…")
+    assert len(shown) == 22
+
+
+def test_fifty_megabyte_line_makes_a_short_message(tmp_path: Path) -> None:
+    """Issue 10 (Unbounded quotes): a huge one-line JSON state with an error near its
+    end gives a message of a few hundred characters, the caret on the bad key."""
+    hosts = [{"name": f"h{i}", "slots": 4} for i in range(100_000)]
+    hosts[90_000]["slotz"] = 1
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"hosts": hosts}))
+    with pytest.raises(StateError) as caught:
+        load_state(path)
+    message = str(caught.value)
+    assert len(message) < 600
+    assert "hosts[90000].slotz" in message
+    shown, caret = caught.value.context().split("\n")
+    at = caret.index("^")
+    assert shown[at : at + 7] == '"slotz"'
+
+
+def test_long_key_in_path_is_cut(tmp_path: Path) -> None:
+    """Issue 10 (Unbounded quotes): a path holding a megabyte key is cut too."""
+    path = tmp_path / "s.json"
+    key = "k" * 1_000_000
+    path.write_text(json.dumps({"hosts": [{"name": "a", "slots": 1, "resources": {key: "x"}}]}))
+    with pytest.raises(StateError) as caught:
+        load_state(path)
+    assert len(str(caught.value)) < 600
+    assert caught.value.path is not None
+    assert caught.value.path.startswith('hosts[0].resources["kkk')
