@@ -420,7 +420,7 @@ def test_cli_knobs_and_cluster(tmp_path: Path) -> None:
     [
         (["--jobs", "0"], "--jobs"),
         (["--out", "{tmp}/w.csv"], "--out"),
-        (["--out", "{tmp}/missing/w.yaml"], "cannot write"),
+        (["--out", "{tmp}/missing/w.yaml"], "missing"),
         (["--cluster", "{tmp}/nope.yaml"], "nope.yaml"),
         (["--mean-interarrival", "-1"], "--mean-interarrival"),
         (["--daily-cycle", "2"], "--daily-cycle"),

@@ -128,7 +128,7 @@ def test_a_malformed_line_names_the_file_and_line(
     bad_line = HEADER.count("\n") + 4
     assert (err.source, err.line, err.text) == (str(path), bad_line, bad)
     assert message in err.message
-    assert str(err).startswith(f"{path}:{bad_line}: ")
+    assert str(err).startswith(f"{path}:{bad_line}:")
     assert isinstance(err, ValueError)
 
 

@@ -189,15 +189,45 @@ class Simulation:
         self._traits: dict[str, PickerTraits] = {}  # by queue
         self._one_level: tuple[int, bool] | None = None
         self.stats = SimStats()
+        self._check_requirements()
 
     def _check_ids(self) -> None:
-        seen: set[str] = set()
+        seen: dict[str, SimJob] = {}
         for job in self.jobs:
-            if job.id in seen:
-                raise InputError(f"workload: job id {job.id!r} appears twice")
+            first = seen.setdefault(job.id, job)
+            if first is not job:
+                also = f" (also line {first.line})" if first.line is not None else ""
+                raise InputError(
+                    f"workload: job id {job.id!r} appears twice{also}",
+                    source=job.source,
+                    line=job.line,
+                )
             if not (math.isfinite(job.submit) and math.isfinite(job.runtime) and job.runtime >= 0):
-                raise InputError(f"workload: job {job.id!r} needs a finite submit time and runtime")
-            seen.add(job.id)
+                raise InputError(
+                    f"workload: job {job.id!r} needs a finite submit time and runtime",
+                    source=job.source,
+                    line=job.line,
+                )
+
+    def _check_requirements(self) -> None:
+        """Every job's requirement against the cluster's catalog, before the replay (a
+        bad one was found only when the replay reached it: issue 10). The error names
+        the job's file and line when it came from one; the caret is under the column of
+        the requirement."""
+        checked: set[tuple[str, int | None]] = set()
+        catalog = self.core.catalog
+        for job in self.jobs:
+            key = (job.resreq, job.tasks)
+            if not job.resreq or key in checked:
+                continue
+            try:
+                job_request(_pending(job), catalog)
+            except InputError as err:
+                raise _requirement_error(job, err) from None
+            except RecursionError:
+                message = "the requirement nests too deeply to check"
+                raise _requirement_error(job, InputError(message)) from None
+            checked.add(key)
 
     # --- the loop --------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -304,20 +334,7 @@ class Simulation:
         return due
 
     def _submit(self, job: SimJob) -> None:
-        tasks = job.tasks or 1
-        pending = PendingJob(
-            job.id,
-            job.user,
-            job.queue,
-            job.project,
-            tasks,
-            tasks,
-            job.resreq,
-            job.submit,
-            job.runtime,
-            0,  # the core numbers arrivals
-            job.tasks is not None,
-        )
+        pending = _pending(job)
         try:
             why, volatile = self._triage(pending)
         except InputError as err:
@@ -658,6 +675,35 @@ class Simulation:
         )
         self._steps += 1
         self._push(now + duration, _FINISH, job.id)
+
+
+def _pending(job: SimJob) -> PendingJob:
+    tasks = job.tasks or 1
+    return PendingJob(
+        job.id,
+        job.user,
+        job.queue,
+        job.project,
+        tasks,
+        tasks,
+        job.resreq,
+        job.submit,
+        job.runtime,
+        0,  # the core numbers arrivals
+        job.tasks is not None,
+    )
+
+
+def _requirement_error(job: SimJob, err: InputError) -> InputError:
+    """``err`` about ``job``'s requirement, at the job's file and line; the requirement
+    is quoted with a caret under the column (the column is into the requirement, not the
+    line, so it is drawn in the message)."""
+    message = f"job {job.id!r}: resreq: {err.message}"
+    if err.column is not None and job.line is not None:
+        shown = InputError("", column=err.column, text=job.resreq).context()
+        message = f"{message}\n{shown}"
+        return InputError(message, source=job.source, line=job.line)
+    return InputError(message, source=job.source, column=err.column, text=job.resreq)
 
 
 def _check_interval(interval: float | None) -> None:

@@ -47,6 +47,7 @@ from xce.sim.model import SimJob
 __all__ = [
     "MAX_GENERATED_JOBS",
     "MAX_HOSTS",
+    "MAX_USERS",
     "WorkloadModel",
     "default_cluster",
     "generate_workload",
@@ -56,6 +57,8 @@ MAX_GENERATED_JOBS = 10_000_000
 """Most jobs one call may generate: every job is held in memory (about 1 kB each)."""
 MAX_HOSTS = 1_000_000
 """Most hosts a generated or SWF-derived cluster may have (``--hosts``, ``MaxNodes``)."""
+MAX_USERS = 1_000_000
+"""Most users a workload model may have (each gets a weight held in memory)."""
 
 
 T = TypeVar("T")
@@ -118,12 +121,26 @@ class WorkloadModel:
         for name, (value, lo, hi) in fractions.items():
             if not lo <= value <= hi + 1e-12:
                 raise InputError(f"{name} must be between {lo:g} and {hi:g}, got {value}")
-        if not (self.runtime_sigma >= 0 and self.max_overestimate >= 1):
-            raise InputError("runtime_sigma must be >= 0 and max_overestimate >= 1")
+        if not (math.isfinite(self.runtime_sigma) and self.runtime_sigma >= 0):
+            raise InputError(
+                f"runtime_sigma must be a finite number >= 0, got {self.runtime_sigma}"
+            )
+        if not (math.isfinite(self.max_overestimate) and self.max_overestimate >= 1):
+            raise InputError(f"max_overestimate must be at least 1, got {self.max_overestimate}")
+        if not (math.isfinite(self.peak_hour) and 0 <= self.peak_hour < 24):
+            raise InputError(
+                f"peak_hour must be an hour from 0 to 24 (not included), got {self.peak_hour}"
+            )
         if self.load is not None and not (math.isfinite(self.load) and self.load > 0):
             raise InputError(f"load must be a positive fraction of the slots, got {self.load}")
-        if self.max_tasks < 2 or self.users < 1 or self.zipf_exponent < 0:
-            raise InputError("max_tasks must be >= 2, users >= 1, zipf_exponent >= 0")
+        if self.max_tasks < 2:
+            raise InputError(f"max_tasks must be at least 2, got {self.max_tasks}")
+        if not 1 <= self.users <= MAX_USERS:
+            raise InputError(f"users must be from 1 to {MAX_USERS:,}, got {self.users}")
+        if not (math.isfinite(self.zipf_exponent) and self.zipf_exponent >= 0):
+            raise InputError(
+                f"zipf_exponent must be a finite number >= 0, got {self.zipf_exponent}"
+            )
         if not self.queues or any(w < 0 for _, w in self.queues) or _total(self.queues) <= 0:
             raise InputError("queues need at least one positive weight")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
@@ -37,6 +37,9 @@ class SimJob:
     resreq: str = ""
     requested_time: float | None = None  # the user's walltime estimate, if known
     partition: str | None = None  # kept from SWF traces; not used for placement
+    # where the job was written (a jobs file, its line), for errors found later
+    source: str | None = field(default=None, compare=False, repr=False)
+    line: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,23 +9,39 @@ memory (field 10, KB per processor) becomes ``rusage[mem=MB]`` when asked for.
 
 What cannot be simulated is skipped and counted by reason (no processor count, no run
 time). A malformed line is an :class:`~xce.errors.InputError` naming the file and line,
-unless ``lenient`` (then it is skipped and counted too).
+unless ``lenient`` (then it is skipped and counted too): not 18 fields, a field that is
+not a finite number or is larger in magnitude than :data:`MAX_FIELD` (the state files'
+limit), or a submit time before the previous one. A job id kept from an earlier line is
+an error naming both lines (with ``lenient``, skipped and counted).
+
+The file is read through :mod:`xce.inputs`: a regular file only (never a FIFO or a
+device), at most :data:`MAX_TRACE_BYTES` (decompressed). A truncated or corrupt
+``.gz`` is an error naming the line it broke off in, even with ``lenient``: it is not a
+malformed line, and the rest of the trace is lost.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from xce.errors import InputError
+from xce.errors import InputError, clip_around
+from xce.inputs import open_input
 from xce.sim.model import SimJob
 
-__all__ = ["SwfTrace", "read_swf"]
+__all__ = ["MAX_FIELD", "MAX_TRACE_BYTES", "SwfTrace", "read_swf"]
+
+MAX_TRACE_BYTES = 4 * 1024**3
+"""A trace holds at most 4 GiB of text (decompressed): some 40 million job lines, more
+than any trace of the Parallel Workloads Archive (the largest is under 1 GiB)."""
+
+MAX_FIELD = 10**15
+"""Every field of a job line is at most this in magnitude (as every number of a state
+file): a processor count of 10^18 is malformed, not a job to try."""
 
 _FIELDS = 18
 _HEADER_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime", "TimeZoneString")
@@ -40,28 +56,43 @@ class SwfTrace:
     jobs: list[SimJob] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     lines: int = 0  # job lines read (kept or skipped)
+    header_lines: dict[str, int] = field(default_factory=dict)  # key -> its line number
 
-    def header_int(self, key: str) -> int | None:
-        """A numeric header field (``MaxNodes``), or None when absent or not positive."""
+    def header_int(self, key: str, *, limit: int | None = None) -> int | None:
+        """A numeric header field (``MaxNodes``), or None when absent, not a finite
+        number or not positive. Above ``limit`` it is an :class:`InputError` naming the
+        file and the header's line."""
         try:
-            value = int(float(self.header[key].split()[0]))
+            number = float(self.header[key].split()[0])
         except (KeyError, ValueError, IndexError):
             return None
-        return value if value > 0 else None
-
-
-def _open(path: str) -> io.TextIOBase:
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        if not (math.isfinite(number) and number >= 1):
+            return None
+        if limit is not None and number > limit:
+            raise InputError(
+                f"header {key} is {number:g}, more than {limit:,} (the limit)",
+                source=self.source,
+                line=self.header_lines.get(key),
+                text=f"; {key}: {self.header[key]}",
+            )
+        return int(number)
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:
-    try:
-        with _open(path) as f:
-            yield from enumerate(f, start=1)
-    except OSError as err:
-        raise InputError(f"cannot read the trace: {err.strerror or err}", source=path) from err
+    """The trace's lines, numbered; a read that fails mid-way (a truncated ``.gz``, the
+    size cap) is an InputError at the line it broke off in."""
+    with open_input(path, max_bytes=MAX_TRACE_BYTES, what="trace") as f:
+        number = 0
+        try:
+            for raw in f:
+                number += 1
+                yield number, raw.decode("utf-8", "replace")
+        except InputError as err:
+            raise InputError(
+                f"{err.message} (reading line {number + 1}; the lines before it are whole)",
+                source=path,
+                line=number + 1,
+            ) from None
 
 
 def _name(prefix: str, value: float, unknown: str) -> str:
@@ -82,12 +113,13 @@ def read_swf(
     source = os.fspath(path)
     trace = SwfTrace(source)
     last_submit = float("-inf")
+    seen: dict[str, int] = {}  # job id -> its line
     for number, raw in _lines(source):
         line = raw.strip()
         if not line:
             continue
         if line.startswith(";"):
-            _header(trace, line)
+            _header(trace, line, number)
             continue
         if limit is not None and trace.lines >= limit:
             break
@@ -95,47 +127,78 @@ def read_swf(
         try:
             values = _fields(line)
             if values[1] < last_submit:
-                raise ValueError(
-                    f"submit time {values[1]:g} is before the previous job's ({last_submit:g})"
+                raise _Malformed(
+                    f"submit time {values[1]:g} is before the previous job's ({last_submit:g})",
+                    _field_column(line, 2),
                 )
-        except ValueError as err:
+        except _Malformed as err:
             if lenient:
                 trace.skipped["malformed line"] += 1
                 continue
-            raise InputError(str(err), source=source, line=number, text=line) from None
+            raise InputError(
+                str(err), source=source, line=number, column=err.column, text=line
+            ) from None
         last_submit = values[1]
-        job = _job(values, memory)
+        job = _job(values, memory, source, number)
         if isinstance(job, str):
             trace.skipped[job] += 1
+        elif job.id in seen:
+            if not lenient:
+                raise InputError(
+                    f"job id {job.id} was used on line {seen[job.id]} already",
+                    source=source,
+                    line=number,
+                    column=_field_column(line, 1),
+                    text=line,
+                )
+            trace.skipped["duplicate job id"] += 1
         else:
+            seen[job.id] = number
             trace.jobs.append(job)
     return trace
 
 
-def _header(trace: SwfTrace, line: str) -> None:
+def _header(trace: SwfTrace, line: str, number: int) -> None:
     body = line.lstrip(";").strip()
     key, sep, value = body.partition(":")
     if sep and key.strip() in _HEADER_KEYS:
         trace.header[key.strip()] = value.strip()
+        trace.header_lines[key.strip()] = number
+
+
+def _field_column(line: str, field: int) -> int:
+    """The 1-based column where field ``field`` (1-based) of a well-formed line starts."""
+    return [m.start() + 1 for m in re.finditer(r"\S+", line)][field - 1]
+
+
+class _Malformed(ValueError):
+    """A malformed job line; ``column`` (1-based) is where, when one field is to blame."""
+
+    def __init__(self, message: str, column: int | None = None) -> None:
+        super().__init__(message)
+        self.column = column
 
 
 def _fields(line: str) -> list[float]:
-    parts = line.split()
+    parts = [(m.start() + 1, m.group()) for m in re.finditer(r"\S+", line)]
     if len(parts) != _FIELDS:
-        raise ValueError(f"expected {_FIELDS} fields, got {len(parts)}")
+        raise _Malformed(f"expected {_FIELDS} fields, got {len(parts)}")
     values = []
-    for i, text in enumerate(parts, start=1):
+    for i, (column, text) in enumerate(parts, start=1):
+        shown = clip_around(text, 0)[0]
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(f"field {i} is not a number: {text!r}") from None
+            raise _Malformed(f"field {i} is not a number: {shown!r}", column) from None
         if not math.isfinite(value):
-            raise ValueError(f"field {i} is not a finite number: {text!r}")
+            raise _Malformed(f"field {i} is not a finite number: {shown!r}", column)
+        if abs(value) > MAX_FIELD:
+            raise _Malformed(f"field {i} is {shown}, more than {MAX_FIELD:.0e} (the limit)", column)
         values.append(value)
     return values
 
 
-def _job(v: list[float], memory: bool) -> SimJob | str:
+def _job(v: list[float], memory: bool, source: str, line: int) -> SimJob | str:
     """The job of one line, or why it is skipped."""
     tasks = int(v[7]) if v[7] > 0 else int(v[4]) if v[4] > 0 else 0
     if tasks <= 0:
@@ -156,4 +219,6 @@ def _job(v: list[float], memory: bool) -> SimJob | str:
         resreq=resreq,
         requested_time=v[8] if v[8] > 0 else None,
         partition=_name("p", v[15], "") or None,
+        source=source,
+        line=line,
     )

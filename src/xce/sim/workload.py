@@ -3,6 +3,13 @@
 A jobs file is the ``jobs`` list of a state file (design §4) where every job also has a
 ``runtime`` (and may have a ``requested_time``): ``{"jobs": [...]}`` in YAML or JSON,
 or one job object per line in JSONL. Errors name the file, the path and the line.
+
+Every requirement is parsed, and its task counts bound, when the file is loaded: a bad
+one is an error at its line, with a caret under the column (what depends on the cluster,
+such as resource names, is checked when the simulation starts, see
+:class:`~xce.sim.engine.Simulation`). Each job keeps where it was written
+(``SimJob.source``/``SimJob.line``) for those later errors. The file is read through
+:mod:`xce.inputs`: a regular file of at most ``MAX_INPUT_BYTES``.
 """
 
 from __future__ import annotations
@@ -14,8 +21,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from xce.cluster import PendingJob, state_from_dict, state_from_text
-from xce.errors import InputError
+from xce.cluster import (
+    PendingJob,
+    RequirementCheck,
+    ResourceCatalog,
+    state_from_dict,
+    state_from_text,
+)
+from xce.errors import InputError, clip_around
+from xce.inputs import read_input_text
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
@@ -29,15 +43,22 @@ __all__ = [
 ]
 
 
-def _no_check(text: str, low: int | None, high: int | None) -> None:
-    """Requirements are checked against the simulated cluster when jobs arrive."""
+def _load_check(catalog: ResourceCatalog | None) -> RequirementCheck:
+    """The check of a requirement at load time: its syntax and task counts, and with
+    ``catalog`` the names it uses (else they are checked when the simulation starts)."""
+    from xce.resreq import requirement_for_job  # late: resreq imports cluster modules
+
+    def check(text: str, low: int | None, high: int | None) -> None:
+        requirement_for_job(text, catalog, low, high)
+
+    return check
 
 
 def is_swf(path: str) -> bool:
     return path.endswith((".swf", ".swf.gz"))
 
 
-def _sim_job(job: PendingJob, source: str, where: str) -> SimJob:
+def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) -> SimJob:
     if job.runtime is None:
         raise InputError(
             f"job {job.id!r} needs a runtime to be simulated", source=source, path=where
@@ -63,78 +84,135 @@ def _sim_job(job: PendingJob, source: str, where: str) -> SimJob:
         project=job.project,
         resreq=job.resreq,
         requested_time=job.requested_time,
+        source=source,
+        line=line,
     )
 
 
-def load_jobs_file(path: str | os.PathLike[str]) -> list[SimJob]:
-    """Jobs of a ``.yaml``/``.yml``/``.json``/``.jsonl`` jobs file, in file order."""
+def load_jobs_file(
+    path: str | os.PathLike[str], *, catalog: ResourceCatalog | None = None
+) -> list[SimJob]:
+    """Jobs of a ``.yaml``/``.yml``/``.json``/``.jsonl`` jobs file, in file order. Every
+    requirement is checked here (against ``catalog`` too, when given), and a bad one is
+    an :class:`InputError` at its line and column."""
     source = os.fspath(path)
     if not source.endswith((".json", ".jsonl", ".yaml", ".yml")):
         raise InputError(
             "unknown jobs file type: expected .yaml, .yml, .json or .jsonl", source=source
         )
-    try:
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as err:
-        raise InputError(
-            f"cannot read the jobs file: {err.strerror or err}", source=source
-        ) from err
+    text = read_input_text(source, compressed=False, what="jobs file")
+    check = _load_check(catalog)
     if source.endswith(".jsonl"):
-        return _jsonl(text, source)
+        return _jsonl(text, source, check)
     fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
-    state = state_from_text(text, source, fmt, check_resreq=_no_check)
+    state = state_from_text(text, source, fmt, check_resreq=check)
+    lines = _lines_of_jobs(text, len(state.jobs))
     try:
-        return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
+        return [
+            _sim_job(j, source, f"jobs[{i}]", lines[i] if lines else None)
+            for i, j in enumerate(state.jobs)
+        ]
     except InputError as err:
         index = int((err.path or "jobs[0]").split("[")[1].split("]")[0])
-        line = _line_of_job(text, index)
+        line = lines[index] if lines else None
         raise err.located(line=line, text=text.split("\n")[line - 1] if line else None) from None
 
 
-def _line_of_job(text: str, index: int) -> int | None:
-    """The 1-based line where ``jobs[index]`` starts (YAML composes JSON too)."""
+def _lines_of_jobs(text: str, count: int) -> list[int] | None:
+    """The 1-based line where each of the ``count`` jobs starts (YAML composes JSON too);
+    None if they cannot be told."""
     import yaml
 
     try:
         root = yaml.compose(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     for key, value in getattr(root, "value", []):
-        if getattr(key, "value", None) == "jobs" and index < len(value.value):
-            return int(value.value[index].start_mark.line) + 1
+        if getattr(key, "value", None) == "jobs" and len(value.value) == count:
+            return [int(node.start_mark.line) + 1 for node in value.value]
     return None
 
 
-def _jsonl(text: str, source: str) -> list[SimJob]:
+def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
     jobs: list[SimJob] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    seen: dict[str, int] = {}  # job id -> its line
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
+        item = _json_line(line, source, number)
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                f"not JSON: {err.msg}", source=source, line=number, column=err.colno, text=line
-            ) from None
-        try:
-            state = state_from_dict({"jobs": [item]}, source, check_resreq=_no_check)
+            state = state_from_dict({"jobs": [item]}, source, check_resreq=check)
         except InputError as err:
-            path = (err.path or "").replace("jobs[0]", "job", 1)
+            raise _jsonl_error(err, line, item, number, source) from None
+        job = _sim_job(state.jobs[0], source, f"line {number}", number)
+        first = seen.setdefault(job.id, number)
+        if first != number:
             raise InputError(
-                err.message, source=source, path=path or None, line=number, text=line
-            ) from None
-        jobs.append(_sim_job(state.jobs[0], source, f"line {number}"))
-    ids = [j.id for j in jobs]
-    if len(set(ids)) != len(ids):
-        raise InputError("job ids must be unique", source=source)
+                f"job ids must be unique: job {job.id!r} is on line {first} already",
+                source=source,
+                path="job.id",
+                line=number,
+                text=line,
+            )
+        jobs.append(job)
     return jobs
+
+
+def _json_line(line: str, source: str, number: int) -> object:
+    """One JSONL line parsed; a duplicate key, nesting too deep for the parser or an
+    integer too long to convert is refused as JSON errors are."""
+    try:
+        return json.loads(line, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"not JSON: {err.msg}", source=source, line=number, column=err.colno, text=line
+        ) from None
+    except (ValueError, RecursionError) as err:
+        why = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+        raise InputError(f"not a job: {why}", source=source, line=number, text=line) from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"key {clip_around(key, 0)[0]!r} appears twice")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _jsonl_error(err: InputError, line: str, item: object, number: int, source: str) -> InputError:
+    """A state-loader error on one JSONL job, at its line: a requirement error with a
+    caret under its column in the line (or in the requirement, if it is escaped there)."""
+    path = (err.path or "").replace("jobs[0]", "job", 1) or None
+    column: int | None = None
+    text: str | None = line
+    if path == "job.resreq" and err.column is not None:
+        column = _column_in_line(line, item, err)
+        if column is None:
+            column, text = err.column, err.text
+    return InputError(err.message, source=source, path=path, line=number, column=column, text=text)
+
+
+def _column_in_line(line: str, item: object, err: InputError) -> int | None:
+    """Where in the JSONL ``line`` a requirement error's column (into the requirement)
+    falls, when the requirement is written there as is (no escapes); else None."""
+    resreq = item.get("resreq") if isinstance(item, dict) else None
+    if not isinstance(resreq, str) or err.column is None:
+        return None
+    for found in re.finditer(r'"resreq"\s*:\s*"', line):
+        start = found.end()
+        if line[start : start + len(resreq) + 1] == resreq + '"':
+            return start + err.column
+    return None
 
 
 def load_workload(
     path: str | os.PathLike[str], **swf: object
 ) -> tuple[list[SimJob], SwfTrace | None]:
-    """Jobs of an SWF trace (with the trace, for its header and skip counts) or a jobs file."""
+    """Jobs of an SWF trace (with the trace, for its header and skip counts) or a jobs
+    file (names in requirements are checked when the simulation starts)."""
     source = os.fspath(path)
     if is_swf(source):
         trace = read_swf(source, **swf)  # type: ignore[arg-type]
