@@ -25,6 +25,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings=CONTEXT,
     cls=XceGroup,
+    rich_markup_mode=None,
 )
 
 
