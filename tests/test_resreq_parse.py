@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -505,3 +506,93 @@ def test_sections_differ_in_fingerprint() -> None:
     prints = {str(base.fingerprint)} | {fingerprint_text(parse(s)) for s in others}
     prints.add(str(base.with_tasks(2, 2).fingerprint))
     assert len(prints) == len(others) + 2
+
+
+# -- limits (issue 10) ------------------------------------------------------------------------
+
+DEEP = [
+    # (requirement, the character the caret must point at)
+    ("!" * 10_000 + "x", "!"),
+    ("select[" + "!" * 10_000 + "fast]", "!"),
+    ("-" * 10_000 + "x", "-"),
+    (" || ".join(["a"] * 20_000), "|"),
+    ("||".join(["a==1"] * 20_000), "|"),
+    (" && ".join(["a"] * 150), "&"),
+    ("+".join(["a"] * 20_000) + " > 1", "+"),
+    ("(" * 10_000 + "x" + ")" * 10_000, "("),
+    ("(" * 101 + "x" + ")" * 101, "("),
+    ("a || (" * 200 + "a" + ")" * 200, "("),
+    ("x == 1 && " + "!" * 99 + "y", "&"),
+]
+
+
+@pytest.mark.parametrize(("text", "at"), DEEP, ids=lambda v: v[:12] if isinstance(v, str) else v)
+def test_deep_expressions_are_refused_where_too_deep(text: str, at: str) -> None:
+    """Issue 10 (Deep nesting): 10,000 ``!``, a 20,000-term ``||`` or 10,000 parentheses
+    gave RecursionError in the checks and evaluation; the parser refuses an expression
+    nested deeper than MAX_DEPTH (100, as the state loader's) with a located error whose
+    caret is under the operator or parenthesis that goes too deep."""
+    with pytest.raises(ResreqSyntaxError, match="nests deeper than 100 levels") as caught:
+        parse(text)
+    err = caught.value
+    assert err.column is not None
+    assert err.text is not None
+    assert err.text[err.column - 1] == at
+    shown, caret = err.context().split("\n")
+    assert shown[caret.index("^")] == at
+    assert len(str(err)) < 500
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "!" * 99 + "x",
+        " || ".join(["a"] * 100),
+        "(" * 100 + "x" + ")" * 100,
+        "select[" + "(" * 100 + "mem > 1" + ")" * 100 + "]",
+        "select[name == '" + "(" * 500 + "']",  # parentheses inside a string do not count
+        "{" + " || ".join(["a"] * 99) + "} || {b}",
+    ],
+)
+def test_expressions_up_to_the_limit_parse(text: str) -> None:
+    """Issue 10 (Deep nesting): exactly MAX_DEPTH levels is still a requirement."""
+    resreq = parse(text)
+    assert all(p.select is None or p.select.depth <= 100 for p in resreq.primaries)
+
+
+def test_depth_counts_levels() -> None:
+    assert parse("a").primaries[0].select.depth == 1  # type: ignore[union-attr]
+    assert parse("!a || b && c").primaries[0].select.depth == 3  # type: ignore[union-attr]
+    assert parse("- - 5").primaries[0].select.depth == 1  # type: ignore[union-attr]
+
+
+def test_deep_parenthesis_on_a_later_line_is_located() -> None:
+    text = "select[x]\norder[y] " + "(" * 101 + "x" + ")" * 101
+    with pytest.raises(ResreqSyntaxError, match="nests deeper") as caught:
+        parse(text)
+    assert (caught.value.line, caught.value.column) == (2, 110)
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "at"),
+    [
+        ("2147483648*{-}", "multiplier is too large (at most 2147483647)", 1),
+        ("9223372036854775808*{-}", "multiplier is too large", 1),
+        ("2147483647*{-}", None, None),
+        ("2147483647*{-} + 1*{-}", "totals more than 2147483647 tasks", 16),
+        ("1000000000*{-}+1000000000*{-}+1000000000*{-}", "totals more than 2147483647", 30),
+        ("span[ptile=1e30]", "ptile must be at most 2147483647", 12),
+        ("span[ptile=2147483647]", None, None),
+    ],
+)
+def test_task_counts_in_a_requirement_are_bounded(
+    text: str, message: str | None, at: int | None
+) -> None:
+    """Issue 10 (Huge numbers): task counts in a requirement (multipliers, a compound's
+    total, ptile) are at most MAX_TASKS = 2**31-1, refused at the term beyond it."""
+    if message is None:
+        parse(text)
+        return
+    with pytest.raises(ResreqSyntaxError, match=re.escape(message)) as caught:
+        parse(text)
+    assert caught.value.column == at

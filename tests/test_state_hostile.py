@@ -36,7 +36,7 @@ DEEP = "nested deeper than 100 levels"
 TOO_LARGE = "is too large (numbers in a state file are finite and at most 1e15"
 NOT_A_NUMBER = "is not a number (numbers in a state file are finite and at most 1e15"
 SURROGATE = "a lone UTF-16 surrogate"
-RESREQ_DEEP = "the requirement nests too deeply to check"
+RESREQ_DEEP = "the expression nests deeper than 100 levels"
 HOST = '{"name": "h", "slots": 2}'
 
 
@@ -648,3 +648,25 @@ def test_deep_python_data_is_refused_without_recursion(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text('{"hosts": [{"name": "h", "slots": 1}]}', encoding="utf-8")
     assert load_state(path).hosts.n == 1
+
+
+@pytest.mark.parametrize(
+    ("resreq", "runs"),
+    [
+        ("select[" + "!" * 98 + "fast]", True),  # 98 ! and the name: 99 levels
+        ("select[" + "!" * 99 + "fast]", False),  # 100 levels: an odd count of ! on true
+        ("select[" + " || ".join(["fast"] * 100) + "]", True),
+        ("select[" + "(" * 100 + "fast" + ")" * 100 + "]", True),
+    ],
+)
+def test_requirement_at_the_depth_limit_is_scheduled(
+    resreq: str, runs: bool, tmp_path: Path
+) -> None:
+    """Issue 10 (Deep nesting): a requirement exactly at the limit (100 levels) is
+    checked and evaluated (no RecursionError in the checks or the bulk evaluation)."""
+    path = tmp_path / "s.json"
+    path.write_text(_with_resreq(resreq, "jobs"), encoding="utf-8")
+    result = _run(path, "--json")
+    assert result.exit_code == 0, result.stderr[-2000:]
+    dispatched = {d["job"] for d in json.loads(result.stdout)["dispatched"]}
+    assert ("j" in dispatched) == runs

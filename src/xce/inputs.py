@@ -29,14 +29,32 @@ from typing import Literal
 from xce.errors import InputError
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_HOST_SLOTS",
     "MAX_INPUT_BYTES",
     "MAX_STATE_BYTES",
+    "MAX_TASKS",
     "BoundedInput",
     "check_input_file",
     "input_lines",
     "open_input",
     "read_input_text",
 ]
+
+MAX_DEPTH = 100
+"""Input nests at most this deep: mappings and lists in a state file (the root mapping is
+level 1; a valid state needs 5), and a requirement's select expression (each operator,
+``!``/``-`` and parenthesis is a level). Deeper is refused, located, before anything
+recursive (parsers, checks, evaluation) sees it."""
+
+MAX_TASKS = 2**31 - 1
+"""A job asks for at most this many tasks (``tasks``, ``min_tasks``, ``max_tasks``, a
+compound requirement's total, its ``n*{...}`` multipliers, ``span[ptile=n]``). A job asking
+more than its cluster holds simply pends; the limit keeps counts within 32-bit integers
+everywhere they are stored or multiplied."""
+
+MAX_HOST_SLOTS = 10**6
+"""A host has at most this many slots (a running job at most as many on one host)."""
 
 MAX_STATE_BYTES = 256 * 1024**2
 """A state file is at most 256 MiB (a YAML state of 20,000 hosts and 50,000 jobs is about

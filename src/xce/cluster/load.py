@@ -276,7 +276,7 @@ def _check_requirements(
             check(text, low, high)
         except InputError as err:
             fault = SpecError(path, err.message, column=err.column, text=text)
-        except RecursionError as err:  # the language's checks recurse on the expression
+        except RecursionError as err:  # a backstop: the parser refuses deep expressions
             fault = SpecError(path, _TOO_DEEP_RESREQ)
             fault.__cause__ = err
         else:

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
+from xce.inputs import MAX_DEPTH
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_NUMBER",
@@ -44,9 +46,6 @@ __all__ = [
 DocPath = tuple[str | int, ...]
 """A location in the document: mapping keys and list indices from the root."""
 
-MAX_DEPTH = 100
-"""Mappings and lists nest at most this deep in a state file (the root mapping is level 1;
-a valid state needs 5). Deeper is an error before any recursive parsing sees the text."""
 
 MAX_NUMBER = 10**15
 """Every number of a state file is finite and at most this in magnitude (below 2**53, so

@@ -68,6 +68,7 @@ class Expr:
     text: str  # canonical text, minimal parentheses
     prec: int
     digest: int  # stable 64-bit structural hash
+    depth: int  # levels of the tree: 1 for a leaf (the parser refuses beyond MAX_DEPTH)
 
     def __str__(self) -> str:
         return self.text
@@ -113,14 +114,14 @@ _ids = itertools.count(1)
 _lock = threading.Lock()
 
 
-def _intern(key: str, make: type[Expr], *fields: object, prec: int) -> Expr:
+def _intern(key: str, make: type[Expr], *fields: object, prec: int, depth: int = 1) -> Expr:
     node = _table.get(key)
     if node is not None:
         return node
     with _lock:
         node = _table.get(key)
         if node is None:
-            node = make(next(_ids), key, prec, stable_hash(key), *fields)
+            node = make(next(_ids), key, prec, stable_hash(key), depth, *fields)
             _table[key] = node
         return node
 
@@ -153,7 +154,7 @@ def unary(op: UnaryOp, operand: Expr) -> Expr:
     if op == "-" and isinstance(operand, Num):
         return num(-operand.value)  # a negative literal is a number, however written
     inner = operand.text if operand.prec >= UNARY_PREC else f"({operand.text})"
-    return _intern(f"{op}{inner}", Unary, op, operand, prec=UNARY_PREC)
+    return _intern(f"{op}{inner}", Unary, op, operand, prec=UNARY_PREC, depth=operand.depth + 1)
 
 
 def binary(op: BinaryOp, left: Expr, right: Expr) -> Expr:
@@ -166,7 +167,8 @@ def binary(op: BinaryOp, left: Expr, right: Expr) -> Expr:
         key = f"{lt}-({rt})"  # never print `a--b`
     else:
         key = f"{lt}{op}{rt}"
-    return _intern(key, Binary, op, left, right, prec=prec)
+    depth = max(left.depth, right.depth) + 1
+    return _intern(key, Binary, op, left, right, prec=prec, depth=depth)
 
 
 def walk(node: Expr) -> list[Expr]:

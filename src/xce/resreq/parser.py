@@ -9,6 +9,7 @@ rusage) is a :class:`~xce.errors.ResreqSyntaxError` with the 1-based column.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any, NoReturn
@@ -17,6 +18,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from xce.errors import ResreqSyntaxError
+from xce.inputs import MAX_DEPTH, MAX_TASKS
 from xce.resreq import expr as ex
 from xce.resreq.model import (
     AlterResreq,
@@ -103,11 +105,12 @@ class _Build(Transformer[Token, Any]):
         return inner
 
     def unop(self, c: list[Any]) -> ex.Expr:
-        return ex.unary("!" if c[0] == "!" else "-", c[1])
+        return _shallow(ex.unary("!" if c[0] == "!" else "-", c[1]), c[0])
 
     def binop(self, c: list[Any]) -> ex.Expr:
         op = str(c[1])
-        return ex.binary("==" if op == "=" else op, c[0], c[2])  # type: ignore[arg-type]
+        node = ex.binary("==" if op == "=" else op, c[0], c[2])  # type: ignore[arg-type]
+        return _shallow(node, c[1])
 
     # --- sections ----------------------------------------------------------------
     def select_section(self, c: list[Any]) -> _Section:
@@ -175,6 +178,8 @@ class _Build(Transformer[Token, Any]):
                 raise _Fail(f"span: {key} must be a whole number", at)
             if key == "ptile" and value < 1:
                 raise _Fail(f"span: ptile must be at least 1, got {value:g}", at)
+            if key == "ptile" and value > MAX_TASKS:
+                raise _Fail(f"span: ptile must be at most {MAX_TASKS}, got {value:g}", at)
             if key == "hosts" and value not in (1, -1):
                 raise _Fail(f"span: hosts must be 1 or -1, got {value:g}", at)
             values[key] = int(value)
@@ -218,6 +223,14 @@ class _Build(Transformer[Token, Any]):
         return PrimaryResreq(min_tasks=n, max_tasks=n)
 
     def compound(self, c: list[Any]) -> CompoundResreq:
+        total = 0
+        for item, before in zip(c, [None, *c], strict=False):
+            if isinstance(item, PrimaryResreq):
+                total += item.max_tasks
+                if total > MAX_TASKS and isinstance(before, Token):
+                    raise _Fail(
+                        f"the compound requirement totals more than {MAX_TASKS} tasks", before
+                    )
         return CompoundResreq(tuple(t for t in c if isinstance(t, PrimaryResreq)))
 
     def alt_item(self, c: list[Any]) -> PrimaryResreq | CompoundResreq:
@@ -228,7 +241,43 @@ class _Build(Transformer[Token, Any]):
         return AlterResreq(tuple(a for a in c if not isinstance(a, Token)))
 
 
-_MAX_MULTIPLIER = 10**9
+_MAX_MULTIPLIER = MAX_TASKS
+
+TOO_DEEP = (
+    f"the expression nests deeper than {MAX_DEPTH} levels (each operator, ! and - inside "
+    "another, and each parenthesis, is a level)"
+)
+
+
+def _shallow(node: ex.Expr, at: Token) -> ex.Expr:
+    """``node``, unless it nests deeper than MAX_DEPTH: evaluation recurses on the tree."""
+    if node.depth > MAX_DEPTH:
+        raise _Fail(TOO_DEEP, at)
+    return node
+
+
+_PAREN_SCAN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|[()]")
+
+
+def _check_parentheses(text: str) -> None:
+    """Refuse parentheses nested deeper than MAX_DEPTH (outside quoted strings), at the
+    first one too deep, before the parser reads the text."""
+    depth = 0
+    for m in _PAREN_SCAN.finditer(text):
+        if m[0] == "(":
+            depth += 1
+            if depth > MAX_DEPTH:
+                lines = text[: m.start()].split("\n")
+                line = len(lines)
+                multi = "\n" in text
+                raise ResreqSyntaxError(
+                    TOO_DEEP,
+                    line=line if multi else None,
+                    column=len(lines[-1]) + 1,
+                    text=text.split("\n")[line - 1],
+                )
+        elif m[0] == ")":
+            depth = max(depth - 1, 0)
 
 
 def _multiplier(tok: Token) -> int:
@@ -288,6 +337,7 @@ def _raise(text: str, err: UnexpectedInput) -> NoReturn:
 @lru_cache(maxsize=65536)
 def parse(text: str) -> Resreq:
     """Parse a requirement string; memoised. Raises :class:`ResreqSyntaxError`."""
+    _check_parentheses(text)
     try:
         result: Resreq = _parser().parse(text)  # type: ignore[assignment]  # the transformer's
     except UnexpectedInput as err:
