@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from test_sim_engine import strict_fifo_starts
 from xce.cli.main import app
+from xce.cli.simulate_cmd import OUTPUT_FILES
 from xce.sim.model import SimJob
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +159,8 @@ def test_timing_stays_out_of_metrics_json(written: tuple[Path, Path, str]) -> No
 
 def test_the_message_names_the_files(written: tuple[Path, Path, str]) -> None:
     trace, out, _ = written
-    assert f"wrote {out}/jobs.csv" in ok("--workload", trace, "--out", out).stdout
+    stdout = ok("--workload", trace, "--out", out, "--force").stdout
+    assert f"wrote {', '.join(OUTPUT_FILES)} in {out}" in " ".join(stdout.split())
 
 
 def test_summary_table_without_json(trace: Path) -> None:
@@ -378,13 +380,13 @@ BAD = {
         ["--workload", "{trace}", "--cluster", str(EXAMPLE), "--slots-per-host", "4"],
         "not both",
     ),
-    "--interval 0": (["--workload", "{trace}", "--interval", "0"], "--interval must be > 0"),
+    "--interval 0": (["--workload", "{trace}", "--interval", "0"], "--interval must be a finite"),
     "--interval negative": (["--workload", "{trace}", "--interval", "-5"], "--interval"),
     "--limit negative": (["--workload", "{trace}", "--limit", "-1"], "--limit"),
     "--hosts 0": (["--workload", "{trace}", "--hosts", "0"], "--hosts"),
     "unknown picker": (["--workload", "{trace}", "--picker", "nope"], "unknown picker"),
     "synthetic without a number": (["--workload", "synthetic:lots", "--hosts", "2"], "synthetic:N"),
-    "synthetic negative": (["--workload", "synthetic:-3", "--cluster", str(EXAMPLE)], ">= 0"),
+    "synthetic negative": (["--workload", "synthetic:-3", "--cluster", str(EXAMPLE)], "from 0 to"),
     "jobs file and no cluster": (["--workload", "{tmp}/w.jsonl"], "--cluster"),
     "missing cluster file": (["--workload", "{trace}", "--cluster", "{tmp}/no.yaml"], "no.yaml"),
     "job wanting a resource the cluster lacks": (
