@@ -44,6 +44,7 @@ MAX_FIELD = 10**15
 file): a processor count of 10^18 is malformed, not a job to try."""
 
 _FIELDS = 18
+_CHUNK = 1 << 13  # bytes read at a time: a failed read loses at most this much
 _HEADER_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime", "TimeZoneString")
 
 
@@ -79,20 +80,33 @@ class SwfTrace:
 
 
 def _lines(path: str) -> Iterator[tuple[int, str]]:
-    """The trace's lines, numbered; a read that fails mid-way (a truncated ``.gz``, the
-    size cap) is an InputError at the line it broke off in."""
+    """The trace's lines, numbered. A read that fails mid-way (a truncated ``.gz``, the
+    size cap) is an InputError at the first line not read whole, once every whole line
+    before it has been given (a failed read gives nothing, so the break itself may lie
+    a few kilobytes further on)."""
     with open_input(path, max_bytes=MAX_TRACE_BYTES, what="trace") as f:
         number = 0
-        try:
-            for raw in f:
+        rest = b""
+        while True:
+            broken: InputError | None = None
+            try:
+                chunk = f.read(_CHUNK)
+            except InputError as err:
+                broken, chunk = err, b""
+            *whole, rest = (rest + chunk).split(b"\n")
+            for raw in whole:
                 number += 1
                 yield number, raw.decode("utf-8", "replace")
-        except InputError as err:
-            raise InputError(
-                f"{err.message} (reading line {number + 1}; the lines before it are whole)",
-                source=path,
-                line=number + 1,
-            ) from None
+            if broken is not None:
+                raise InputError(
+                    f"{broken.message} (lines 1 to {number} were read whole)",
+                    source=path,
+                    line=number + 1,
+                ) from None
+            if not chunk:
+                break
+        if rest:
+            yield number + 1, rest.decode("utf-8", "replace")
 
 
 def _name(prefix: str, value: float, unknown: str) -> str:
@@ -180,22 +194,39 @@ class _Malformed(ValueError):
 
 
 def _fields(line: str) -> list[float]:
+    """The 18 numbers of a job line; :class:`_Malformed` (located at the field to
+    blame) unless each is a finite number at most :data:`MAX_FIELD` in magnitude."""
+    parts = line.split()
+    if len(parts) == _FIELDS:
+        try:
+            values = [float(text) for text in parts]
+        except ValueError:
+            pass
+        else:
+            total = sum(values)  # nan if any is: the largest magnitude can miss a nan
+            if max(map(abs, values)) <= MAX_FIELD and total == total:
+                return values
+    raise _malformed(line)
+
+
+def _malformed(line: str) -> _Malformed:
+    """What is wrong with a job line that is not 18 good numbers (the slow path)."""
     parts = [(m.start() + 1, m.group()) for m in re.finditer(r"\S+", line)]
     if len(parts) != _FIELDS:
-        raise _Malformed(f"expected {_FIELDS} fields, got {len(parts)}")
-    values = []
+        return _Malformed(f"expected {_FIELDS} fields, got {len(parts)}")
     for i, (column, text) in enumerate(parts, start=1):
         shown = clip_around(text, 0)[0]
         try:
             value = float(text)
         except ValueError:
-            raise _Malformed(f"field {i} is not a number: {shown!r}", column) from None
+            return _Malformed(f"field {i} is not a number: {shown!r}", column)
         if not math.isfinite(value):
-            raise _Malformed(f"field {i} is not a finite number: {shown!r}", column)
+            return _Malformed(f"field {i} is not a finite number: {shown!r}", column)
         if abs(value) > MAX_FIELD:
-            raise _Malformed(f"field {i} is {shown}, more than {MAX_FIELD:.0e} (the limit)", column)
-        values.append(value)
-    return values
+            return _Malformed(
+                f"field {i} is {shown}, more than {MAX_FIELD:.0e} (the limit)", column
+            )
+    raise AssertionError(f"a well-formed line was refused: {line!r}")
 
 
 def _job(v: list[float], memory: bool, source: str, line: int) -> SimJob | str:
