@@ -47,6 +47,7 @@ import os
 import re
 import resource
 import signal
+import time
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -342,14 +343,24 @@ def signature(outcome: Outcome) -> str:
     return f"{category}/{names[-1]}" if names else category
 
 
-def minimise(data: bytes, fails_same: Callable[[bytes], bool], *, budget: int = 150) -> bytes:
+def minimise(
+    data: bytes,
+    fails_same: Callable[[bytes], bool],
+    *,
+    budget: int = 150,
+    seconds: float = 60.0,
+) -> bytes:
     """A smaller input that still ``fails_same``: drop chunks of lines, then of bytes
-    (ddmin-like, at most ``budget`` runs)."""
+    (ddmin-like, at most ``budget`` runs and about ``seconds`` of wall time)."""
     runs = 0
+    deadline = time.monotonic() + seconds
 
     def attempt(candidate: bytes) -> bool:
         nonlocal runs
         runs += 1
+        if time.monotonic() > deadline:
+            runs = budget
+            return False
         return fails_same(candidate)
 
     for split in (

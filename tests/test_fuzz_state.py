@@ -491,7 +491,7 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             name = f"state-s{fuzz_seed()}-case{case}{_suffix(m)}"
             if kept.get(kind, 0) < KEEP_PER_KIND:
                 kept[kind] = kept.get(kind, 0) + 1
-                first = kept[kind] == 1
+                first = kept[kind] == 1 and not kind.startswith("hang")
                 small = _minimise(data, path, mode, snapshot, kind) if first else data
                 record(
                     name,
