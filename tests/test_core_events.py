@@ -456,7 +456,75 @@ REFUSED: list[Any] = [
     ),
     pytest.param(SharedChanged("lic", math.nan), "must be a number", id="shared-nan"),
     pytest.param("not an event", "not an event", id="not-an-event"),
+    # issue 10: HostChanged with a bad status raised a bare ValueError after applying its
+    # capacity change; the whole event is checked first, as documented
+    pytest.param(
+        HostChanged("h1", "broken", {"mem": 5000}),  # type: ignore[arg-type]
+        "unknown status 'broken'",
+        id="host-bad-status-with-capacity",
+    ),
+    pytest.param(
+        HostChanged("h2", 7, {"slots": 8}),  # type: ignore[arg-type]
+        "unknown status 7",
+        id="host-bad-status-number",
+    ),
+    pytest.param(
+        HostChanged("h2", None, {"slots": 8, "mem": math.inf}),
+        "mem must be a finite number",
+        id="host-inf-capacity",
+    ),
+    pytest.param(
+        HostChanged("h2", None, {"mem": math.nan}), "must be a finite number", id="host-nan"
+    ),
+    pytest.param(
+        HostChanged("h2", None, {"slots": 10**6 + 1}), "more than 1000000", id="host-slots-max"
+    ),
+    pytest.param(HostAdded("h3", 10**30, {}, {}), "more than 1000000", id="add-huge-slots"),
+    pytest.param(HostAdded("h3", 1.5, {}, {}), "whole number", id="add-half-slot"),  # type: ignore[arg-type]
+    pytest.param(HostAdded("h3", 1, {"mem": math.inf}, {}), "finite", id="add-inf-mem"),
+    pytest.param(HostAdded("h3", 1, {}, {"cpuf": math.nan}), "finite", id="add-nan-attr"),
+    pytest.param(
+        HostAdded("h3", 1, {}, {}, "gone"),  # type: ignore[arg-type]
+        "unknown status 'gone'",
+        id="add-bad-status",
+    ),
+    pytest.param(JobFinished("r1", math.nan), "time must be a finite number", id="finish-nan"),
+    pytest.param(JobKilled("r1", math.inf), "time must be a finite number", id="kill-inf"),
+    pytest.param(JobKilled("j1", -math.inf), "time must be a finite number", id="kill-p-inf"),
+    pytest.param(
+        JobStarted("j1", _alloc(("h2", 1, {})), math.inf), "time must be", id="start-inf-time"
+    ),
+    pytest.param(
+        JobSubmitted(_job("x", submit_time=math.nan)), "submit_time must be", id="submit-nan"
+    ),
+    pytest.param(
+        JobSubmitted(replace(_job("x"), runtime=math.inf)), "runtime must be", id="submit-inf"
+    ),
+    pytest.param(
+        JobSubmitted(replace(_job("x"), requested_time=-math.inf)),
+        "requested_time must be",
+        id="submit-requested-inf",
+    ),
+    pytest.param(
+        JobSubmitted(_job("x", tasks=2**63)), "min_tasks is 9223372036854775808", id="submit-2-63"
+    ),
 ]
+
+
+@pytest.mark.parametrize("status", ["broken", 7, None, 1.5])
+def test_host_changed_with_a_bad_status_changes_nothing(status: object) -> None:
+    """Issue 10 (HostChanged): a bad status raised a bare ValueError and still applied
+    the capacity change; the docs promise EventError and no change. The whole event is
+    checked before anything is applied (None here stands for a status the caller set
+    to None explicitly alongside a bad capacity)."""
+    core = SchedulerCore(_cluster())
+    before = _fingerprint(core)
+    capacity = {"mem": 5000.0, "slots": 16.0 if status is not None else math.inf}
+    with pytest.raises(EventError, match="HostChanged: host 'h1'"):
+        core.apply(HostChanged("h1", status, capacity))  # type: ignore[arg-type]
+    assert _fingerprint(core) == before
+    h1 = _host(core.state, "h1")
+    assert core.state.hosts.capacity["mem"][h1] == 1000
 
 
 @pytest.mark.parametrize(("event", "message"), REFUSED)

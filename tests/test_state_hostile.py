@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from xce.cli.main import app
@@ -35,6 +37,8 @@ from xce.errors import StateError
 DEEP = "nested deeper than 100 levels"
 TOO_LARGE = "is too large (numbers in a state file are finite and at most 1e15"
 NOT_A_NUMBER = "is not a number (numbers in a state file are finite and at most 1e15"
+TASKS_OVER = "is more than 2147483647, the most tasks a job may ask for"
+SLOTS_OVER = "is more than 1000000, the most slots a host may have"
 SURROGATE = "a lone UTF-16 surrogate"
 RESREQ_DEEP = "the expression nests deeper than 100 levels"
 HOST = '{"name": "h", "slots": 2}'
@@ -257,7 +261,7 @@ NUMBERS = [
         '{"hosts": [{"name": "h", "slots": ' + BIG + "}]}",
         1,
         "hosts[0].slots",
-        "1e+400 " + TOO_LARGE,
+        "1e+400 " + SLOTS_OVER,  # issue 10: the tighter limit of slots is named
         column=35,
     ),
     Case(
@@ -274,7 +278,7 @@ NUMBERS = [
         '{"hosts": [{"name": "h", "slots": ' + LONG + "}]}",
         1,
         "hosts[0].slots",
-        "a number of about 5000 digits " + TOO_LARGE,
+        "a number of about 5000 digits " + SLOTS_OVER,
     ),
     Case(
         "json-5000-digit-mem",
@@ -307,7 +311,7 @@ NUMBERS = [
         _host_json("") + ', "jobs": [{"id": "j", "tasks": ' + BIG + "}]}",
         1,
         "jobs[0].tasks",
-        TOO_LARGE,
+        TASKS_OVER,
         lenient_too=False,
     ),
     Case(
@@ -319,7 +323,7 @@ NUMBERS = [
         + "}]}]}",
         1,
         "running[0].alloc[0].slots",
-        TOO_LARGE,
+        SLOTS_OVER,
     ),
     Case(
         "json-just-over-the-limit",
@@ -362,7 +366,7 @@ NUMBERS = [
         "hosts:\n- name: h\n  slots: " + LONG + "\n",
         3,
         "hosts[0].slots",
-        TOO_LARGE,
+        SLOTS_OVER,
         column=10,
     ),
     Case(
@@ -461,7 +465,7 @@ def test_numbers_out_of_range_from_python_data(data: dict[str, Any], path: str |
         state_from_dict(data, "<test>")
     assert info.value.source == "<test>"
     assert info.value.path == (path or "hosts[0].attributes.x")
-    assert "in magnitude" in info.value.message or "not a number" in info.value.message
+    assert any(says in info.value.message for says in ("in magnitude", "not a number", "most"))
 
 
 def test_numbers_out_of_range_in_a_spec_built_in_python() -> None:
@@ -670,3 +674,47 @@ def test_requirement_at_the_depth_limit_is_scheduled(
     assert result.exit_code == 0, result.stderr[-2000:]
     dispatched = {d["job"] for d in json.loads(result.stdout)["dispatched"]}
     assert ("j" in dispatched) == runs
+
+
+# -- representation limits: tasks and slots ----------------------------------------------------
+
+LIMITS = [
+    ('"jobs": [{"id": "j", "tasks": 1000000000}]', "jobs[0].tasks", None),
+    ('"jobs": [{"id": "j", "tasks": 2147483647}]', "jobs[0].tasks", None),
+    ('"jobs": [{"id": "j", "tasks": 2147483648}]', "jobs[0].tasks", TASKS_OVER),
+    ('"jobs": [{"id": "j", "min_tasks": 9223372036854775808}]', "jobs[0].min_tasks", TASKS_OVER),
+    ('"jobs": [{"id": "j", "max_tasks": 10000000000}]', "jobs[0].max_tasks", TASKS_OVER),
+    ('"hosts": [{"name": "h", "slots": 1000000}]', "hosts[0].slots", None),
+    ('"hosts": [{"name": "h", "slots": 1000001}]', "hosts[0].slots", SLOTS_OVER),
+    ('"hosts": [{"name": "h", "slots": 1e30}]', "hosts[0].slots", "expected an integer"),
+    (
+        '"running": [{"id": "r", "alloc": [{"host": "h", "slots": 2000000}]}]',
+        "running[0].alloc[0].slots",
+        SLOTS_OVER,
+    ),
+]
+
+
+@pytest.mark.parametrize(("part", "path", "says"), LIMITS)
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_task_and_slot_counts_have_documented_limits(
+    part: str, path: str, says: str | None, fmt: str
+) -> None:
+    """Issue 10 (Huge numbers): ``tasks`` of 10**9 or 2**63 gave MemoryError or
+    OverflowError, and ``slots: 1e30`` was accepted. A job asks for at most 2**31-1 tasks
+    (more than its cluster holds simply pends), a host has at most 10**6 slots; beyond is
+    refused at its path, naming the limit, in strict and lenient loads (a job's error
+    makes that job INVALID)."""
+    doc = json.loads("{" + part + "}")
+    doc.setdefault("hosts", [{"name": "h", "slots": 2}])
+    text = json.dumps(doc) if fmt == "json" else yaml.safe_dump(doc)
+    if says is None:
+        state_from_text(text, f"s.{fmt}", fmt)  # type: ignore[arg-type]
+        return
+    with pytest.raises(StateError, match=re.escape(says)) as caught:
+        state_from_text(text, f"s.{fmt}", fmt)  # type: ignore[arg-type]
+    assert caught.value.path == path
+    assert caught.value.line is not None
+    if path.startswith("jobs"):
+        _, (bad,) = state_from_text(text, f"s.{fmt}", fmt, lenient=True)  # type: ignore[call-overload]
+        assert says in bad.message

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
-from xce.inputs import MAX_DEPTH
+from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
 
 __all__ = [
     "MAX_DEPTH",
@@ -56,6 +56,14 @@ Number = Annotated[float, msgspec.Meta(ge=-_BIG, le=_BIG)]  # also refuses inf a
 Integer = Annotated[int, msgspec.Meta(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0, le=MAX_NUMBER)]
 PosInt = Annotated[int, msgspec.Meta(ge=1, le=MAX_NUMBER)]
+Tasks = Annotated[int, msgspec.Meta(ge=1, le=MAX_TASKS)]
+HostSlots = Annotated[int, msgspec.Meta(ge=0, le=MAX_HOST_SLOTS)]
+AllocSlots = Annotated[int, msgspec.Meta(ge=1, le=MAX_HOST_SLOTS)]
+_LIMITS = {
+    MAX_TASKS: "the most tasks a job may ask for",
+    MAX_HOST_SLOTS: "the most slots a host may have",
+}
+"""The tighter limits than MAX_NUMBER, by value, with what they mean (for messages)."""
 Amount = Annotated[float, msgspec.Meta(ge=0, le=_BIG)]
 Names = Annotated[list[str], msgspec.Meta(min_length=1)]
 Attribute = str | bool | Number
@@ -75,7 +83,7 @@ class ResourceDecl(_Spec):
 
 class HostSpec(_Spec):
     name: str
-    slots: NonNegInt
+    slots: HostSlots
     resources: dict[str, Amount] = {}
     attributes: dict[str, Attribute] = {}
     status: Literal["ok", "closed", "unavail"] = "ok"
@@ -105,7 +113,7 @@ class LimitSpec(_Spec):
 
 class HostAllocSpec(_Spec):
     host: str
-    slots: PosInt
+    slots: AllocSlots
     resources: dict[str, Amount] = {}
 
 
@@ -126,9 +134,9 @@ class JobSpec(_Spec):
     user: str = "nobody"
     queue: str = "normal"
     project: str = "default"
-    tasks: PosInt | None = None
-    min_tasks: PosInt | None = None
-    max_tasks: PosInt | None = None
+    tasks: Tasks | None = None
+    min_tasks: Tasks | None = None
+    max_tasks: Tasks | None = None
     resreq: str = ""
     submit_time: Number = 0.0
     runtime: Amount | None = None
@@ -366,7 +374,7 @@ def _explain(text: str, data: Any) -> SpecError:
     if m["key"]:
         return _key_error(path, value)
     ranged = re.fullmatch(r"(?:Number|Integer value) out of range|Expected `[^`]+` [<>]=? .*", msg)
-    if ranged is not None and (bad := out_of_range(value)) is not None:
+    if ranged is not None and (bad := _over_limit(msg, value) or out_of_range(value)):
         return SpecError(path, bad, shown=show(value))
     if (found := re.fullmatch(r"Object contains unknown field `(.+)`", msg)) is not None:
         expected = (
@@ -398,6 +406,16 @@ def out_of_range(value: Any) -> str | None:
     if abs(value) > MAX_NUMBER:
         return f"{show(value)} is too large ({limit} in magnitude)"
     return None
+
+
+def _over_limit(msg: str, value: Any) -> str | None:
+    """``tasks: 1e9`` beyond one of the tighter limits: say which, and what it means."""
+    m = re.search(r"<= (\d+)$", msg)
+    if m is None or int(m[1]) not in _LIMITS or isinstance(value, bool):
+        return None
+    if not isinstance(value, int) or value <= int(m[1]):
+        return None
+    return f"{show(value)} is more than {m[1]}, {_LIMITS[int(m[1])]}"
 
 
 def _key_error(path: DocPath, mapping: Any) -> SpecError:

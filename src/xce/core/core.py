@@ -25,6 +25,7 @@ from xce.cluster import (
     ClusterState,
     HostAlloc,
     HostAllocs,
+    HostStatus,
     HostTable,
     PendingJob,
     Queue,
@@ -32,6 +33,7 @@ from xce.cluster import (
     ResourceKind,
     RunningJob,
 )
+from xce.cluster.schema import MAX_NUMBER
 from xce.cluster.units import grid_error, grid_errors, to_units
 from xce.core.events import (
     Event,
@@ -48,6 +50,7 @@ from xce.core.events import (
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError
+from xce.inputs import MAX_HOST_SLOTS, MAX_TASKS
 
 __all__ = ["SchedulerCore"]
 
@@ -175,7 +178,10 @@ class SchedulerCore:
             case JobSubmitted(job):
                 self._submit(job)
             case JobStarted(job_id, allocation, time):
+                _check_number("JobStarted", f"job {job_id!r}: time", time)
                 self._start(job_id, allocation, time)
+            case JobFinished(job_id, time) | JobKilled(job_id, time) if not _is_number(time):
+                _check_number(type(event).__name__, f"job {job_id!r}: time", time)
             case JobFinished(job_id) | JobKilled(job_id) if job_id in self._running:
                 self._release(self._running.pop(job_id))
             case JobKilled(job_id) if job_id in self._pending:
@@ -219,6 +225,12 @@ class SchedulerCore:
     def _submit(self, job: PendingJob) -> None:
         if job.id in self._pending or job.id in self._running:
             raise EventError(f"JobSubmitted: job {job.id!r} already exists")
+        for what in ("submit_time", "runtime", "requested_time"):
+            value = getattr(job, what)
+            if value is not None:
+                _check_number("JobSubmitted", f"job {job.id!r}: {what}", value)
+        for what in ("min_tasks", "max_tasks"):
+            _check_number("JobSubmitted", f"job {job.id!r}: {what}", getattr(job, what), MAX_TASKS)
         try:
             job_request(job, self._catalog)
         except InputError as err:
@@ -360,9 +372,14 @@ class SchedulerCore:
     def _add_host(self, e: HostAdded) -> None:
         if e.name in self._hosts.index:
             raise EventError(f"HostAdded: host {e.name!r} already exists")
+        _check_number("HostAdded", f"host {e.name!r}: slots", e.slots, MAX_HOST_SLOTS)
         if e.slots < 0:
             raise EventError(f"HostAdded: host {e.name!r}: slots must be >= 0")
+        if not float(e.slots).is_integer():
+            raise EventError(f"HostAdded: host {e.name!r}: slots must be a whole number")
+        _parse_status("HostAdded", e.name, e.status)
         for key, value in e.resources.items():
+            _check_number("HostAdded", f"host {e.name!r}: {key}", value)
             if self._catalog.kind(key) is not ResourceKind.CONSUMABLE or key == SLOTS or value < 0:
                 raise EventError(
                     f"HostAdded: host {e.name!r}: {key!r} is not a consumable amount >= 0"
@@ -371,6 +388,8 @@ class SchedulerCore:
             if why is not None:
                 raise EventError(f"HostAdded: host {e.name!r}: {why}")
         for key, attr in e.attributes.items():
+            if isinstance(attr, float | int) and not isinstance(attr, bool):
+                _check_number("HostAdded", f"host {e.name!r}: attribute {key!r}", attr)
             if self._catalog.kind(key) is not _attribute_kind(attr) or key == "hname":
                 raise EventError(
                     f"HostAdded: host {e.name!r}: attribute {key!r} does not fit the catalog"
@@ -382,8 +401,11 @@ class SchedulerCore:
         h = self._hosts.index.get(e.name)
         if h is None:
             raise EventError(f"HostChanged: unknown host {e.name!r}")
+        status = _parse_status("HostChanged", e.name, e.status) if e.status is not None else None
         capacity = dict(e.capacity or {})
-        for key, value in capacity.items():
+        for key, value in capacity.items():  # every part checked before anything changes
+            limit = MAX_HOST_SLOTS if key == SLOTS else MAX_NUMBER
+            _check_number("HostChanged", f"host {e.name!r}: {key}", value, limit)
             if key == SLOTS and not float(value).is_integer():
                 raise EventError(f"HostChanged: host {e.name!r}: slots must be a whole number")
             if key not in self._hosts.capacity:
@@ -400,8 +422,8 @@ class SchedulerCore:
                 )
         for key, value in capacity.items():
             self._hosts.set_capacity(h, key, value)
-        if e.status is not None:
-            self._hosts.set_status(h, e.status)
+        if status is not None:
+            self._hosts.set_status(h, status)
 
     def _change_shared(self, name: str, total: float) -> None:
         if name not in self._shared_total:
@@ -418,6 +440,40 @@ class SchedulerCore:
                 f"the {self._shared_used[name] / scale:g} held"
             )
         self._shared_total[name] = total
+
+
+def _finite(value: object) -> bool:
+    """A finite real number (not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_number(value: object) -> bool:
+    """A finite real number within MAX_NUMBER in magnitude."""
+    return _finite(value) and abs(value) <= MAX_NUMBER  # type: ignore[arg-type]
+
+
+def _check_number(event: str, what: str, value: object, limit: float = MAX_NUMBER) -> None:
+    """Refuse a number an event carries unless it is finite and at most ``limit`` in
+    magnitude (the state file's limits: a state written from the core must load)."""
+    if not _finite(value):
+        raise EventError(f"{event}: {what} must be a finite number, got {value!r}")
+    assert isinstance(value, int | float)
+    if abs(value) > limit:
+        raise EventError(f"{event}: {what} is {value!r}, more than {limit}")
+
+
+def _parse_status(event: str, host: str, status: object) -> HostStatus:
+    """``status`` as a HostStatus (a member, its value, or ok/closed/unavail), else EventError."""
+    try:
+        if isinstance(status, str):
+            return HostStatus.parse(status)
+        if isinstance(status, int) and not isinstance(status, bool):
+            return HostStatus(status)
+    except (KeyError, ValueError):
+        pass
+    raise EventError(
+        f"{event}: host {host!r}: unknown status {status!r} (expected ok, closed or unavail)"
+    )
 
 
 def _check_claims(job_id: str, allocation: JobAllocation) -> None:
