@@ -30,6 +30,7 @@ from xce.cluster.schema import (
     RunningSpec,
     SpecError,
     StateSpec,
+    format_path,
 )
 from xce.cluster.state import build_state
 from xce.errors import StateError
@@ -718,3 +719,72 @@ def test_task_and_slot_counts_have_documented_limits(
     if path.startswith("jobs"):
         _, (bad,) = state_from_text(text, f"s.{fmt}", fmt, lenient=True)  # type: ignore[call-overload]
         assert says in bad.message
+
+
+# -- every number of a state file is finite ----------------------------------------------------
+
+EVERY_NUMBER: dict[str, Any] = {
+    "resources": {"mem": {"kind": "consumable", "resolution": 1}},
+    "hosts": [{"name": "h", "slots": 4, "resources": {"mem": 100}, "attributes": {"cpuf": 1.5}}],
+    "shared": {"lic": {"total": 5}},
+    "queues": {"normal": {"priority": 1, "shares": {"alice": 1}}},
+    "limits": [{"name": "l", "slots": 10, "jobs": 5, "resources": {"mem": 50}}],
+    "running": [
+        {
+            "id": "r",
+            "alloc": [{"host": "h", "slots": 1, "resources": {"mem": 10}}],
+            "start_time": 0,
+            "shared": {"lic": 1},
+            "runtime": 10,
+        }
+    ],
+    "jobs": [
+        {"id": "j", "tasks": 1, "submit_time": 0, "runtime": 5, "requested_time": 6},
+        {"id": "k", "min_tasks": 1, "max_tasks": 2},
+    ],
+}
+
+
+def _number_paths(data: Any, at: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in _number_paths(v, (*at, k))]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in _number_paths(v, (*at, i))]
+    return [at] if isinstance(data, int | float) and not isinstance(data, bool) else []
+
+
+def _with_bad(path: tuple[str | int, ...]) -> dict[str, Any]:
+    doc = json.loads(json.dumps(EVERY_NUMBER))
+    node = doc
+    for seg in path[:-1]:
+        node = node[seg]
+    node[path[-1]] = "__BAD__"
+    return doc
+
+
+NON_FINITE = {
+    "json": ["Infinity", "-Infinity", "NaN"],
+    "yaml": [".inf", "-.inf", ".nan", ".NaN", "-.Inf"],
+}
+
+
+@pytest.mark.parametrize("path", _number_paths(EVERY_NUMBER), ids=lambda p: ".".join(map(str, p)))
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_every_number_refuses_non_finite_values(fmt: str, path: tuple[str | int, ...]) -> None:
+    """Issue 10 (Non-finite numbers): ``mem: .inf``, NaN and infinite times were accepted
+    and then written as null by the snapshot, which could not load them back. Every
+    number of a state file — YAML ``.inf``/``-.inf``/``.nan``, JSON ``Infinity``/
+    ``-Infinity``/``NaN``, running work's times included — is refused at its path, with
+    its line; the template itself loads."""
+    state_from_dict(EVERY_NUMBER)
+    doc = _with_bad(path)
+    text = json.dumps(doc) if fmt == "json" else yaml.safe_dump(doc, sort_keys=False)
+    for bad in NON_FINITE[fmt]:
+        written = text.replace('"__BAD__"' if fmt == "json" else "__BAD__", bad)
+        with pytest.raises(StateError) as caught:
+            state_from_text(written, f"s.{fmt}", fmt)  # type: ignore[arg-type]
+        err = caught.value
+        assert err.path == format_path(path), (bad, str(err))
+        assert err.line is not None
+        assert err.column is not None
+        assert any(w in err.message for w in ("finite", "expected an integer")), err.message
