@@ -274,3 +274,27 @@ def test_cluster_file_missing(tmp_path: Path) -> None:
     result = run("--cluster", str(tmp_path / "nope.yaml"), "select[mem>1]")
     assert result.exit_code == 2
     assert "internal error" not in result.stderr
+
+
+# --- issue 10 -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown", "code"),
+    [
+        ('select[type=="\x1b[31mX"]', "type=='\\x1b[31mX'", 0),
+        ('select[type=="[/]"]', "type=='[/]'", 0),
+        ('select[type=="[bold red]x[/]"]', "type=='[bold red]x[/]'", 0),
+        ('select[type=="\u202e"]', "type=='\\u202e'", 0),
+        ("select[mem>\x1b]", "select[mem>\\x1b]", 2),
+    ],
+    ids=["ansi", "closing tag", "markup", "bidi override", "error"],
+)
+def test_requirement_text_prints_as_written(text: str, shown: str, code: int) -> None:
+    """issue 10: names and strings are printed through Rich: markup in them must not
+    style (or crash) the output, and escape sequences must not reach the terminal raw."""
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["resreq", text])
+    assert result.exit_code == code, result.output
+    printed = result.stdout if code == 0 else result.stderr
+    assert shown in printed
+    assert not any(c in printed for c in "\x1b\u202e")

@@ -699,3 +699,81 @@ def test_decisions_json_names_the_cause_of_a_never_runnable_job(tmp_path: Path) 
     assert waits["reason"] == "NOT_ENOUGH_SLOTS"
     assert "cause" not in waits
     assert sum(waits["hosts"].values()) == 3
+
+
+# --- issue 10 -----------------------------------------------------------------------------
+
+
+def test_decisions_json_is_the_same_bytes_on_every_run() -> None:
+    """issue 10: ``stats.elapsed_s`` made the decisions JSON differ between runs. The
+    JSON is now byte-identical (two processes); timing comes only with --timing, as a
+    key of its own."""
+    runs = [
+        subprocess.run(
+            [str(XCE), "schedule", str(EXAMPLE), "--json"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+    info = json.loads(runs[0])
+    assert "timing" not in info
+    assert "elapsed_s" not in json.dumps(info)
+    timed = json.loads(_invoke(str(EXAMPLE), "--json", "--timing").stdout)
+    assert set(timed["timing"]) == {"elapsed_s"}
+    assert timed["timing"]["elapsed_s"] >= 0
+    assert {k: v for k, v in timed.items() if k != "timing"} == info
+
+
+HOSTILE_HOSTS = ["[/]", "a\x1b[31mb", "h\x1b]0;pwned\x07", "[bold red]x[/]"]
+HOSTILE_JOBS = ["[/]j", "[bold red]x[/]", "\x1b]0;pwned\x07j", "big\x1b[2J", "rtl\u202e"]
+
+
+def hostile_state(tmp_path: Path) -> Path:
+    """Hosts and jobs named with markup, ANSI and OSC sequences; one job pends."""
+    builder = ClusterBuilder()
+    for name in HOSTILE_HOSTS:
+        builder.host(name, 2)
+    for name in HOSTILE_JOBS:
+        builder.job(name, 50 if name.startswith("big") else 1)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(builder.to_dict()), encoding="utf-8")
+    return path
+
+
+def visible(name: str) -> str:
+    """How a name prints: control characters as Python escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--explain"], ["--job", "big\x1b[2J"], ["--job", "[/]j"]],
+    ids=["table", "--job pending", "--job dispatched"],
+)
+def test_hostile_names_print_as_written_and_never_reach_the_terminal_raw(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """issue 10: a job id or host name containing ``[/]`` crashed the table output,
+    ``[bold red]x[/]`` rendered as styling and ANSI/OSC sequences reached the terminal
+    raw. Every name prints as written, its control characters made visible."""
+    result = _invoke(str(hostile_state(tmp_path)), *args)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert not any(c in out for c in "\x1b\x07\u202e")
+    if args == ["--explain"]:
+        for name in HOSTILE_JOBS + HOSTILE_HOSTS[:3]:
+            assert visible(name) in out, name
+    assert "[/]" in out
+
+
+def test_a_hostile_id_in_an_error_is_shown_escaped(tmp_path: Path) -> None:
+    """issue 10: messages quote user input; its control characters never reach stderr raw."""
+    missing = tmp_path / "no\x1b]0;pwned\x07.yaml"
+    result = _invoke(str(missing))
+    assert result.exit_code == 2
+    assert "\x1b" not in result.stderr
+    assert "\x07" not in result.stderr
+    assert visible(str(missing)) in result.stderr

@@ -418,3 +418,38 @@ def test_a_broken_cluster_file_exits_2_with_its_line(trace: Path, tmp_path: Path
     result = xce("--workload", trace, "--cluster", cluster)
     assert result.exit_code == 2
     assert f"{cluster}:3" in result.stderr
+
+
+# --- issue 10 -----------------------------------------------------------------------------
+
+
+def wide_jobs(tmp_path: Path) -> Path:
+    """Seven jobs too wide for two 1-slot hosts (unrunnable), with hostile ids."""
+    ids = ["[/]", "[bold red]x[/]", "\x1b[2Jclear", "\x1b]0;pwned\x07", "e", "f", "g"]
+    path = tmp_path / "wide.jsonl"
+    lines = [json.dumps({"id": i, "tasks": 3, "runtime": 5}) for i in ids]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_more_unrunnable_jobs_point_at_jobs_csv_only_when_written(tmp_path: Path) -> None:
+    """issue 10: "see jobs.csv" was printed when no --out was given. Without --out the
+    summary says how to get the list; with --out it names the file written."""
+    jobs = wide_jobs(tmp_path)
+    without = ok("--workload", jobs, "--hosts", "2").stdout
+    assert "... and 2 more unrunnable jobs" in without
+    assert "jobs.csv" not in without.split("... and")[1].replace("--out DIR", "")
+    out = tmp_path / "out"
+    written = ok("--workload", jobs, "--hosts", "2", "--out", out).stdout
+    assert f"see {out / 'jobs.csv'}" in " ".join(written.split())
+
+
+def test_unrunnable_job_ids_print_as_written(tmp_path: Path) -> None:
+    """issue 10: job ids are printed through Rich: ``[/]`` crashed it, markup styled,
+    escape sequences reached the terminal. They print literally, controls made visible."""
+    stdout = ok("--workload", wide_jobs(tmp_path), "--hosts", "2").stdout
+    assert "job [/]:" in stdout
+    assert "job [bold red]x[/]:" in stdout
+    assert "job \\x1b[2Jclear:" in stdout
+    assert "job \\x1b]0;pwned\\x07:" in stdout
+    assert "\x1b" not in stdout
