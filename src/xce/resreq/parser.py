@@ -244,8 +244,8 @@ class _Build(Transformer[Token, Any]):
 _MAX_MULTIPLIER = MAX_TASKS
 
 TOO_DEEP = (
-    f"the expression nests deeper than {MAX_DEPTH} levels (each operator, ! and - inside "
-    "another, and each parenthesis, is a level)"
+    f"the expression nests deeper than {MAX_DEPTH} levels "
+    "(operators inside operators, or parentheses inside parentheses)"
 )
 
 
