@@ -384,3 +384,27 @@ def test_a_snapshot_written_whole_loads_back(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     again = xce("schedule", tmp_path / "after.yaml", "--json")
     assert again.exit_code == 0, again.output
+
+
+def test_write_state_is_whole_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 10 (written whole): the library's write_state renames a complete temporary
+    file over the target; a failure leaves the old file and no temporary file."""
+    from xce.cluster import load_state
+    from xce.core import snapshot
+
+    state = load_state(EXAMPLE)
+    target = tmp_path / "s.yaml"
+    target.write_text("old", encoding="utf-8")
+
+    def broken(data: Any, suffix: str) -> bytes:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(snapshot, "_payload", broken)
+    with pytest.raises(OSError, match="No space"):
+        snapshot.write_state(state, target)
+    assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
+    assert target.read_text(encoding="utf-8") == "old"
+    monkeypatch.undo()
+    snapshot.write_state(state, target)
+    assert load_state(target).hosts.names == state.hosts.names
+    assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from typing import Any
 
 import msgspec
@@ -165,16 +166,36 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
 
 
 def write_state(state: ClusterState, path: str | os.PathLike[str]) -> None:
-    """Write ``state`` as a state file: JSON for ``.json``, YAML for ``.yaml``/``.yml``."""
+    """Write ``state`` as a state file: JSON for ``.json``, YAML for ``.yaml``/``.yml``.
+
+    The file is written whole or not at all: into a temporary file in the same
+    directory, renamed over ``path`` once complete (a reader never sees half a snapshot;
+    a failed write leaves ``path`` as it was and no temporary file behind)."""
     target = os.fspath(path)
-    data = state_to_dict(state)
     suffix = os.path.splitext(target)[1].lower()
-    if suffix == ".json":
-        payload = msgspec.json.format(msgspec.json.encode(data), indent=1)
-        with open(target, "wb") as f:
-            f.write(payload)
-    elif suffix in (".yaml", ".yml"):
-        with open(target, "w", encoding="utf-8") as f:
-            yaml.dump(data, f, Dumper=_Dumper, sort_keys=False, width=100)
-    else:
+    if suffix not in (".json", ".yaml", ".yml"):
         raise StateError("unknown file type: expected .yaml, .yml or .json", source=target)
+    payload = _payload(state_to_dict(state), suffix)
+    directory, name = os.path.split(target)
+    fd, temp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.chmod(temp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        os.replace(temp, target)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+
+
+def _payload(data: dict[str, Any], suffix: str) -> bytes:
+    if suffix == ".json":
+        return msgspec.json.format(msgspec.json.encode(data), indent=1)
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=False)
+    return text.encode("utf-8")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
