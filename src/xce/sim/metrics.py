@@ -1,4 +1,14 @@
-"""Aggregates of a simulation and the files that report it (``jobs.csv``, ``metrics.json``)."""
+"""Aggregates of a simulation and the files that report it (``jobs.csv``, ``metrics.json``).
+
+**Utilisation** has one window and two clearly named figures (:func:`utilisation`; the
+summary, ``metrics.json`` and the utilisation plot all show these, issue 10): over the
+makespan, from the first submission to the last end,
+
+- ``utilization``: the workload's own jobs' slot-seconds / (total slots x makespan);
+- ``utilization_all_work``: every busy slot, work already running when the simulation
+  began included, / (total slots x makespan) — the mean of the plotted curve over the
+  window.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +16,25 @@ import csv
 import json
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from xce.sim.engine import SimResult
-from xce.sim.model import JobRecord
+from xce.sim.model import JobRecord, Timeline
 from xce.sim.swf import SwfTrace
 
-__all__ = ["JOBS_CSV_COLUMNS", "metrics", "timing", "write_jobs_csv", "write_metrics"]
+__all__ = [
+    "JOBS_CSV_COLUMNS",
+    "Utilisation",
+    "metrics",
+    "timing",
+    "utilisation",
+    "write_jobs_csv",
+    "write_metrics",
+]
 
 JOBS_CSV_COLUMNS = (
     "job",
@@ -67,6 +86,42 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
+@dataclass(frozen=True, slots=True)
+class Utilisation:
+    """The utilisation of one run (module docstring): the window and both figures."""
+
+    start: float  # the first submission
+    end: float  # the last end of a workload job (``start`` if none ran)
+    workload: float  # the workload's jobs only: metrics.json ``utilization``
+    all_work: float  # every busy slot: ``utilization_all_work``, the plot's mean
+
+    @property
+    def makespan(self) -> float:
+        return self.end - self.start
+
+
+def utilisation(records: Sequence[JobRecord], timeline: Timeline) -> Utilisation:
+    """Both utilisation figures of a run, over its makespan (0 when it has none).
+
+    ``all_work`` integrates the timeline's busy slots, a step function sampled at every
+    event time (the first submission and the last end are event times), over the
+    window."""
+    ran = [r for r in records if r.start is not None and r.end is not None]
+    start = min((r.job.submit for r in records), default=0.0)
+    end = max(start, max((r.end for r in ran if r.end is not None), default=start))
+    capacity = timeline.total_slots * (end - start)
+    if capacity <= 0:
+        return Utilisation(start, end, 0.0, 0.0)
+    area = sum(
+        r.slots * (r.end - r.start) for r in ran if r.end is not None and r.start is not None
+    )
+    times = np.asarray(timeline.times, dtype=np.float64)
+    busy = np.asarray(timeline.busy, dtype=np.float64)
+    edges = np.clip(np.append(times, end), start, end)  # sample i holds until sample i+1
+    busy_area = float((busy * np.diff(edges)).sum()) if times.size else 0.0
+    return Utilisation(start, end, area / capacity, busy_area / capacity)
+
+
 def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
     """The ``metrics.json`` object (design: at least jobs, unrunnable, waits, bsld,
     utilization, makespan), with per-queue and per-user aggregates and scheduler stats."""
@@ -74,13 +129,8 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
     ran = [r for r in records if r.start is not None and r.end is not None]
     waits = [r.wait for r in ran if r.wait is not None]
     bslds = [r.bsld for r in ran if r.bsld is not None]
-    first = min((r.job.submit for r in records), default=0.0)
-    last = max((r.end for r in ran if r.end is not None), default=first)
-    makespan = max(last - first, 0.0)
-    area = sum(
-        r.slots * (r.end - r.start) for r in ran if r.end is not None and r.start is not None
-    )
-    capacity = result.total_slots * makespan
+    used = utilisation(records, result.timeline)
+    makespan = used.makespan
     wait = _stats(waits)
     s = result.stats
     out: dict[str, Any] = {
@@ -93,7 +143,8 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
         "p95_wait_s": wait["p95"],
         "max_wait_s": wait["max"],
         "mean_bsld": _stats(bslds)["mean"],
-        "utilization": area / capacity if capacity > 0 else 0.0,
+        "utilization": used.workload,
+        "utilization_all_work": used.all_work,
         "makespan_s": makespan,
         "throughput_jobs_per_hour": len(ran) / (makespan / 3600.0) if makespan > 0 else None,
         "total_slots": result.total_slots,

@@ -19,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
+from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
 
 __all__ = ["SIZE_BUCKETS", "size_bucket", "write_plots"]
@@ -60,7 +61,7 @@ def write_plots(records: Sequence[JobRecord], timeline: Timeline, out_dir: Path)
     gives figures that say there is no data."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plots: tuple[tuple[str, Callable[[Axes], None]], ...] = (
-        ("utilisation.png", lambda ax: _utilisation(ax, timeline)),
+        ("utilisation.png", lambda ax: _utilisation(ax, timeline, records)),
         ("queue.png", lambda ax: _queue(ax, timeline)),
         ("wait_cdf.png", lambda ax: _wait_cdf(ax, records)),
         ("bsld_by_size.png", lambda ax: _bsld_by_size(ax, records)),
@@ -124,7 +125,10 @@ def _hours(timeline: Timeline) -> FloatArray:
 # -- over time ------------------------------------------------------------------------
 
 
-def _utilisation(ax: Axes, timeline: Timeline) -> None:
+def _utilisation(ax: Axes, timeline: Timeline, records: Sequence[JobRecord]) -> None:
+    """Busy slots over time (every busy slot, work running at the start included); the
+    title gives both figures of ``metrics.json`` and the dashed line is the curve's mean
+    over their window, ``utilization_all_work`` (:func:`xce.sim.metrics.utilisation`)."""
     ax.set_xlabel("Simulated time (hours)")
     ax.set_ylabel(f"Busy slots (% of {timeline.total_slots:,})")
     if not timeline.times or timeline.total_slots <= 0:
@@ -134,25 +138,30 @@ def _utilisation(ax: Axes, timeline: Timeline) -> None:
     hours = _hours(timeline)
     busy = 100.0 * np.asarray(timeline.busy, dtype=np.float64) / timeline.total_slots
     _draw_steps(ax, hours, busy)
-    mean = _time_mean(hours, busy)
-    if mean is None:
+    used = utilisation(records, timeline)
+    if used.makespan <= 0:
         ax.set_title("Cluster utilisation")
     else:
-        ax.set_title(f"Cluster utilisation (time-weighted mean {mean:.1f} %, dashed)")
-        ax.axhline(mean, color=_ACCENT, linestyle="--", linewidth=1)
+        ax.set_title(
+            "Cluster utilisation, first submission to last end:\n"
+            f"all work {100 * used.all_work:.1f} % (dashed), "
+            f"the workload's jobs {100 * used.workload:.1f} %",
+            fontsize="medium",
+        )
+        ax.hlines(
+            100 * used.all_work,
+            used.start / _HOUR,
+            used.end / _HOUR,
+            color=_ACCENT,
+            linestyle="--",
+            linewidth=1,
+        )
     ax.set_ylim(0, 105)
     _time_limits(ax, hours)
 
 
 def _time_limits(ax: Axes, hours: FloatArray) -> None:
     ax.set_xlim(hours[0], hours[-1] if hours[-1] > hours[0] else hours[0] + 1)
-
-
-def _time_mean(hours: FloatArray, values: FloatArray) -> float | None:
-    """Time-weighted mean of a step function sampled at ``hours`` (None if no span)."""
-    widths = np.diff(hours)
-    span = float(widths.sum())
-    return float((values[:-1] * widths).sum() / span) if span > 0 else None
 
 
 def _queue(ax: Axes, timeline: Timeline) -> None:
