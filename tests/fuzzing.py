@@ -9,14 +9,15 @@ timer and a memory cap, the checks every case must pass, and failing cases kept 
   stderr must pass the fuzzer's *locator*, see below) -- any other exit, or an exception
   escaping the CLI, is a failure;
 - print no Python traceback (``Traceback (most recent call last)``) on stderr, whatever
-  the exit code;
+  the exit code, and no raw control character (:data:`CONTROL`) on stdout or stderr;
 - leave every input file byte for byte as it was (sha256 before and after).
 
 **Located messages.** What "located" means depends on the input, so each fuzzer passes a
 locator; the ones here:
 
 - :func:`located_in_file` (state files, jobs files, SWF): stderr has a line
-  ``xce: error: FILE:LINE...`` or ``xce: error: FILE: PATH: ...`` where ``FILE`` is the
+  ``xce: error: FILE:LINE...`` (or ``FILE: line LINE``) or ``xce: error: FILE: PATH: ...``
+  where ``FILE`` is the
   input's path exactly as given on the command line, ``LINE`` a number between 1 and the
   file's line count (+1, an end-of-file position), and ``PATH`` a path into the
   document as the loader writes them (``jobs[3].resreq``, ``hosts[0].name``,
@@ -66,6 +67,9 @@ OPEN = FAILURES / "open"
 CASE_TIMEOUT_S = 20.0  # a hang guard per case, not a timing assertion
 MEMORY_HEADROOM = 3 << 30  # address space a case may add to the process
 TRACEBACK = "Traceback (most recent call last)"
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters (all but tab and newline, C1 too): output is not a terminal here,
+so any in stdout or stderr came from the input, unescaped (issue 10: names made visible)."""
 
 
 def fuzz_seed() -> int:
@@ -142,6 +146,8 @@ def run_cli(
         problem = f"an input file changed: {', '.join(changed)}"
     elif TRACEBACK in err:
         problem = f"exit {code} with a traceback: {_last_words(err)}"
+    elif m := CONTROL.search(out + err):
+        problem = f"exit {code} with a raw control character {m.group()!r} in the output"
     elif code == 0:
         if check_stdout is not None and not check_stdout(out):
             problem = "exit 0 without the expected output on stdout"
@@ -207,7 +213,7 @@ def located_in_file(path: Path, *, allow_bare: bool = False) -> Locator:
     (or nothing, with ``allow_bare``)."""
     name = re.escape(str(path))
     lines = _line_count(path)
-    with_line = re.compile(rf"^xce: error: {name}:(\d+)[:\s]", re.M)
+    with_line = re.compile(rf"^xce: error: {name}(?::| line |: line )(\d+)[:,\s]", re.M)
     with_path = re.compile(rf"^xce: error: {name}: {DOC_PATH}: ", re.M)
     bare = re.compile(rf"^xce: error: {name}: \S", re.M)
 

@@ -14,7 +14,7 @@ or ``xce: error: --tasks...`` for a bad task count; and when the message draws t
 with a caret, the caret line is the next line after the text and points inside it (or
 one past its end). For the state-file door, :func:`fuzzing.located_in_file`.
 
-Case ``i``: ``random.Random(f"{XCE_FUZZ_SEED}/{i}")``. Smoke: 50 cases; slow: 3,000
+Case ``i``: ``random.Random(f"{XCE_FUZZ_SEED}/{i}")``. Smoke: 60 cases; slow: 3,000
 (``XCE_FUZZ_CASES``/``XCE_FUZZ_START``). Failing cases are minimised and kept under
 ``tests/data/fuzz-failures/open/`` as ``resreq-*.txt``-sidecared inputs (the requirement
 is the file's text); :func:`test_recorded_failure` reruns the kept ones.
@@ -48,7 +48,7 @@ from fuzzing import (
 )
 
 CLUSTER = ROOT / "examples" / "cluster.yaml"
-SMOKE_CASES = 50
+SMOKE_CASES = 60
 SLOW_CASES = 3_000
 KEEP_PER_KIND = 3
 
@@ -335,7 +335,7 @@ def _minimise(door: str, argv: list[str], data: bytes, tmp: Path, suffix: str, k
 
 
 def test_fuzz_resreq_smoke(tmp_path: Path) -> None:
-    """issue 10 (requirement fuzzer, smoke): 50 seeded requirements through ``xce resreq``
+    """issue 10 (requirement fuzzer, smoke): 60 seeded requirements through ``xce resreq``
     (alone and ``--cluster``) and a state file: exit 0 or 2 located, never 1, no hang."""
     print(f"XCE_FUZZ_SEED={fuzz_seed()}")
     failures = fuzz(range(SMOKE_CASES), tmp_path)

@@ -12,7 +12,7 @@ characters, Rich markup and terminal escapes in names and keys, a garbled requir
 unknown key), then sometimes text-level mutations (a duplicated key, bytes flipped,
 inserted, deleted or duplicated, invalid UTF-8, a byte-order mark) or the text truncated.
 
-The smoke test runs 40 cases; the slow one 10,000 (``XCE_FUZZ_CASES``/``XCE_FUZZ_START``).
+The smoke test runs 50 cases; the slow one 10,000 (``XCE_FUZZ_CASES``/``XCE_FUZZ_START``).
 A failing case is minimised and kept under ``tests/data/fuzz-failures/open/``
 (``XCE_FUZZ_FAILURES``); :func:`test_recorded_failure` reruns every kept state case.
 """
@@ -57,7 +57,7 @@ SEEDS = sorted(
     ]
 )
 SECTIONS = ("resources", "hosts", "shared", "queues", "limits", "running", "jobs", "picker")
-SMOKE_CASES = 40
+SMOKE_CASES = 50
 SLOW_CASES = 10_000
 KEEP_PER_KIND = 3  # failing cases kept per kind of failure in one run
 
@@ -529,7 +529,7 @@ def _minimise(
 
 
 def test_fuzz_smoke(tmp_path: Path) -> None:
-    """issue 10 (state-file fuzzer, smoke): 40 seeded mutants of the examples and the
+    """issue 10 (state-file fuzzer, smoke): 50 seeded mutants of the examples and the
     engine repros; ``xce schedule`` exits 0 (with the decisions JSON under ``--json``) or
     2 with a located message, never 1, never hangs, never changes the file."""
     assert SEEDS, "no seed files"
