@@ -172,3 +172,44 @@ def test_a_bad_option_is_exit_2_naming_the_option(
     assert "zipf" not in result.stderr
     assert str(EXAMPLE) not in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# --- the README ---------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_readme_command_reproduces_the_bundled_workload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 10: the README's command for the bundled workload did not reproduce it byte
+    for byte. The command it shows (run here into a scratch file) gives the same bytes."""
+    lines = [
+        line.removeprefix("$ ").split()
+        for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("$ xce workload generate") and "examples/workload.jsonl" in line
+    ]
+    assert len(lines) == 1, lines
+    args = lines[0][1:]
+    args[args.index("--out") + 1] = str(tmp_path / "workload.jsonl")
+    monkeypatch.chdir(ROOT)
+    result = xce(*args)
+    assert result.exit_code == 0, result.output
+    expected = (ROOT / "examples" / "workload.jsonl").read_bytes()
+    assert (tmp_path / "workload.jsonl").read_bytes() == expected
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/cli.md"])
+def test_docs_link_only_to_files_in_the_repository(page: str) -> None:
+    """issue 10: docs linked to files outside the repository (../shared/...). Every
+    relative link of these pages names a file of the repository, and no path leaves it."""
+    path = ROOT / page
+    text = path.read_text(encoding="utf-8")
+    assert "../shared" not in text
+    assert "/work/" not in text
+    for target in re.findall(r"\]\(([^)#\s]+)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        resolved = (path.parent / target).resolve()
+        assert resolved.is_relative_to(ROOT), target
+        assert resolved.exists(), target
