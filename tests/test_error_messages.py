@@ -76,3 +76,35 @@ def test_long_key_in_path_is_cut(tmp_path: Path) -> None:
     assert len(str(caught.value)) < 600
     assert caught.value.path is not None
     assert caught.value.path.startswith('hosts[0].resources["kkk')
+
+
+WORD = "w" * 100_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"select[{WORD}>1]",
+        f"select[defined({WORD})]",
+        f"select['{WORD}' == 1]",
+        f"select[x] {WORD}",
+        f"rusage[{WORD}=1]",
+        f"order[{WORD}]",
+        f"same[{WORD}]",
+        f"span[{WORD}=1]",
+        f"select[{'9' * 400} > 1]",
+    ],
+    ids=["select", "defined", "string", "syntax", "rusage", "order", "same", "span", "number"],
+)
+def test_requirement_messages_cut_long_words(text: str) -> None:
+    """Issue 10 (Unbounded quotes): a requirement error quoted a 100,000-character word
+    in its message (and the whole text under it); both are cut."""
+    from xce.cluster.catalog import ResourceCatalog, ResourceDef, ResourceKind
+    from xce.resreq import requirement_for_job
+
+    catalog = ResourceCatalog(
+        [ResourceDef("x", ResourceKind.NUMERIC), ResourceDef("mem", ResourceKind.CONSUMABLE)]
+    )
+    with pytest.raises(InputError) as caught:
+        requirement_for_job(text, catalog)
+    assert len(str(caught.value)) < 600, str(caught.value)[:300]

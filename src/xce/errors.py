@@ -18,6 +18,7 @@ __all__ = [
     "ResreqSyntaxError",
     "StateError",
     "XceError",
+    "clip",
     "clip_around",
 ]
 
@@ -110,6 +111,12 @@ class InputError(XceError, ValueError):
 
 CONTEXT_WIDTH = 120
 """How many characters of the offending line an error message quotes at most."""
+
+
+def clip(text: str, width: int = 40) -> str:
+    """``text`` cut to ``width`` characters with ``...`` when longer (a name or value a
+    message shows: a user's megabyte-long word must not make a megabyte-long message)."""
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def clip_around(text: str, index: int, width: int = CONTEXT_WIDTH) -> tuple[str, int]:

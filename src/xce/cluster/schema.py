@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
+from xce.errors import clip
 from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
 
 __all__ = [
@@ -205,11 +206,6 @@ def escape_surrogates(text: str) -> str:
     """``text`` with each lone surrogate (which no encoding can print) written as its
     ``\\uXXXX`` escape, as JSON writes it."""
     return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
-
-
-def clip(text: str, width: int = 40) -> str:
-    """``text`` cut to ``width`` characters with ``...`` when longer."""
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def format_path(path: DocPath) -> str:

@@ -18,6 +18,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from xce.errors import clip
+
 __all__ = [
     "DEFAULT_RESOLUTION",
     "MAX_UNITS",
@@ -57,21 +59,21 @@ def to_units(amount: float, scale: float) -> float:
 def grid_error(amount: float, scale: float, name: str) -> str | None:
     """Why ``amount`` of ``name`` cannot be counted exactly (None if it can)."""
     if isinstance(amount, float) and not math.isfinite(amount):
-        return f"{name}: amount must be a finite number, got {amount!r}"
+        return f"{clip(name)}: amount must be a finite number, got {amount!r}"
     try:
         units = float(amount) * scale
     except OverflowError:  # an int beyond any float
         units = math.inf
     if not abs(units) < MAX_UNITS:
         return (
-            f"{name}: {_short(amount)} is too large to count exactly at resolution "
+            f"{clip(name)}: {_short(amount)} is too large to count exactly at resolution "
             f"{1 / scale:g} (at most {MAX_UNITS / scale:.4g}; declare a coarser resolution)"
         )
     exact = round(units)
     if abs(units - exact) > _RELATIVE * max(1.0, abs(exact)):
         return (
-            f"{name}: {amount!r} is finer than its resolution {1 / scale:g} "
-            f"(declare a finer one: resources: {{{name}: {{resolution: ...}}}})"
+            f"{clip(name)}: {amount!r} is finer than its resolution {1 / scale:g} "
+            f"(declare a finer one: resources: {{{clip(name)}: {{resolution: ...}}}})"
         )
     return None
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xce.cluster.catalog import ResourceCatalog, ResourceKind
-from xce.errors import ResreqError
+from xce.errors import ResreqError, clip
 from xce.resreq import expr as ex
 
 if TYPE_CHECKING:
@@ -156,13 +156,13 @@ class _Compiler:
         if literal_ok:
             return _Bound(lambda v, i: word, "any" if word == "any" else "str", False)
         raise self.fail(
-            f"unknown resource {word!r} in select (no host of this cluster has it)", word
+            f"unknown resource {clip(word)!r} in select (no host of this cluster has it)", word
         )
 
     def defined(self, word: str) -> _Bound:
         kind = self.catalog.kind(word)
         if kind is None:
-            raise self.fail(f"unknown resource {word!r} in defined()", word)
+            raise self.fail(f"unknown resource {clip(word)!r} in defined()", word)
         if kind is ResourceKind.SHARED:
             return _Bound(lambda v, i: 1.0, "num", False)
         if kind is ResourceKind.BOOLEAN:
@@ -188,7 +188,7 @@ class _Compiler:
     def number(self, node: ex.Expr, op: str) -> _Bound:
         bound = self.bind(node)
         if bound.kind != "num":
-            raise self.fail(f"{node.text!r} is a string; {op!r} needs a number")
+            raise self.fail(f"{clip(node.text)!r} is a string; {op!r} needs a number")
         return bound
 
     def logical(self, node: ex.Binary) -> _Bound:
@@ -215,7 +215,7 @@ class _Compiler:
         right = self.bind(node.right, literal_ok=_is_string_side(node.left, self.catalog))
         kinds = {left.kind, right.kind}
         if "num" in kinds and kinds != {"num"}:
-            raise self.fail(f"cannot compare a string with a number in {node.text!r}")
+            raise self.fail(f"cannot compare a string with a number in {clip(node.text)!r}")
         lf, rf, op = left.fn, right.fn, node.op
         dyn = left.dynamic or right.dynamic
         if kinds == {"num"}:
@@ -223,7 +223,7 @@ class _Compiler:
         if "any" in kinds:
             side = rf if left.kind == "any" else lf
             if op not in ("==", "!="):
-                raise self.fail(f"'any' only compares with == or != in {node.text!r}")
+                raise self.fail(f"'any' only compares with == or != in {clip(node.text)!r}")
             if kinds == {"any"}:
                 return _Bound(lambda v, i: 1.0 if op == "==" else 0.0, "num", False)
             return _Bound(lambda v, i: _any(op, side(v, i)), "num", dyn)
@@ -310,7 +310,7 @@ def compile_select(node: ex.Expr, catalog: ResourceCatalog) -> CompiledSelect:
     """Bind ``node`` to ``catalog``; raises :class:`ResreqError` (no column) when invalid."""
     bound = _Compiler(catalog).bind(node)
     if bound.kind != "num":
-        raise ResreqError(f"select {node.text!r} is a string, not a condition")
+        raise ResreqError(f"select {clip(node.text)!r} is a string, not a condition")
     shared = any(
         isinstance(n, ex.Name) and catalog.kind(n.name) is ResourceKind.SHARED
         for n in ex.walk(node)

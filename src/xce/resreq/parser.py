@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from xce.errors import ResreqSyntaxError
+from xce.errors import ResreqSyntaxError, clip
 from xce.inputs import MAX_DEPTH, MAX_TASKS
 from xce.resreq import expr as ex
 from xce.resreq.model import (
@@ -88,7 +88,7 @@ class _Build(Transformer[Token, Any]):
     def number(self, c: list[Token]) -> ex.Expr:
         value = float(c[0])
         if not math.isfinite(value):
-            raise _Fail(f"number {c[0]} is out of range", c[0])
+            raise _Fail(f"number {clip(str(c[0]))} is out of range", c[0])
         return ex.num(value)
 
     def string(self, c: list[Token]) -> ex.Expr:
@@ -125,7 +125,7 @@ class _Build(Transformer[Token, Any]):
     def signed_number(self, c: list[Token]) -> tuple[float, Token]:
         value = float(c[-1])
         if not math.isfinite(value):
-            raise _Fail(f"number {c[-1]} is out of range", c[-1])
+            raise _Fail(f"number {clip(str(c[-1]))} is out of range", c[-1])
         return (-value if len(c) == 2 else value, c[0])
 
     def rusage_item(self, c: list[Any]) -> tuple[Token, float, Token]:
@@ -143,11 +143,11 @@ class _Build(Transformer[Token, Any]):
             key = str(tok)
             if key in _RUSAGE_KEYWORDS:
                 if key in extra:
-                    raise _Fail(f"rusage: {key} given twice", tok)
+                    raise _Fail(f"rusage: {clip(key)} given twice", tok)
                 extra[key] = value
                 continue
             if value < 0:
-                raise _Fail(f"rusage: negative amount {value:g} for {key}", at)
+                raise _Fail(f"rusage: negative amount {value:g} for {clip(key)}", at)
             amounts.append((key, value))
             names.append(tok)
         group = RusageGroup(tuple(sorted(amounts)), extra.get("duration"), extra.get("decay"))
@@ -158,7 +158,7 @@ class _Build(Transformer[Token, Any]):
         seen: set[str] = set()
         for tok in (t for _, names in built for t in names):
             if str(tok) in seen:
-                raise _Fail(f"rusage: resource {tok} given twice", tok)
+                raise _Fail(f"rusage: resource {clip(str(tok))} given twice", tok)
             seen.add(str(tok))
         return ("rusage", c[0], Rusage(tuple(g for g, _ in built)))
 
@@ -171,7 +171,7 @@ class _Build(Transformer[Token, Any]):
         for tok, value, at in (i for i in c[1:-1] if isinstance(i, tuple)):
             key = str(tok)
             if key not in ("hosts", "ptile"):
-                raise _Fail(f"span: unknown key {key} (expected hosts or ptile)", tok)
+                raise _Fail(f"span: unknown key {clip(key)} (expected hosts or ptile)", tok)
             if key in values:
                 raise _Fail(f"span: {key} given twice", tok)
             if value != int(value):
@@ -306,7 +306,7 @@ def _parser() -> Lark:
 def _describe(tok: Token) -> str:
     if tok.type == "$END":
         return "end of input"
-    return repr(str(tok))
+    return repr(clip(str(tok)))
 
 
 def _raise(text: str, err: UnexpectedInput) -> NoReturn:

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
 from xce.cluster.units import grid_error
-from xce.errors import ResreqError
+from xce.errors import ResreqError, clip
 from xce.inputs import MAX_TASKS
 from xce.resreq.evaluate import compile_select
 from xce.resreq.model import AlterResreq, CompoundResreq, PrimaryResreq, Resreq
@@ -83,7 +83,10 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
         if catalog.kind(key.name) not in _ORDERABLE and not _is_capacity(key.name, catalog):
             what = "unknown resource" if key.name not in catalog else "a string resource"
             raise _fail(
-                f"order[]: {key.name!r} is {what}; order needs a number", text, key.name, "order"
+                f"order[]: {clip(key.name)!r} is {what}; order needs a number",
+                text,
+                key.name,
+                "order",
             )
     for name, amount in p.rusage.amounts.items():
         kind = catalog.kind(name)
@@ -95,10 +98,10 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
                 "rusage",
             )
         if kind is None:
-            raise _fail(f"rusage[]: unknown resource {name!r}", text, name, "rusage")
+            raise _fail(f"rusage[]: unknown resource {clip(name)!r}", text, name, "rusage")
         if not kind.consumable:
             raise _fail(
-                f"rusage[]: {name!r} is not consumable (it is a {kind.value} resource)",
+                f"rusage[]: {clip(name)!r} is not consumable (it is a {kind.value} resource)",
                 text,
                 name,
                 "rusage",
@@ -111,7 +114,7 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
         if kind not in _ATTRIBUTES:
             what = "unknown resource" if kind is None else f"a {kind.value} resource"
             raise _fail(
-                f"same[]: {name!r} is {what}; same needs a host attribute", text, name, "same"
+                f"same[]: {clip(name)!r} is {what}; same needs a host attribute", text, name, "same"
             )
 
 
