@@ -505,9 +505,6 @@ REFUSED: list[Any] = [
         "requested_time must be",
         id="submit-requested-inf",
     ),
-    pytest.param(
-        JobSubmitted(_job("x", tasks=2**63)), "min_tasks is 9223372036854775808", id="submit-2-63"
-    ),
 ]
 
 

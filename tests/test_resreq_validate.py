@@ -350,14 +350,10 @@ def test_alter_with_contradicting_compound_is_rejected(text: str, tasks: tuple[i
         ((0, 0), "1 <= min <= max"),
         ((3, 2), "1 <= min <= max"),
         ((-1, 4), "1 <= min <= max"),
-        ((1, 2**31), "at most 2147483647 tasks"),  # issue 10 (Huge numbers)
-        ((2**63, 2**63), "at most 2147483647 tasks"),
-        ((10**18, 10**18), "at most 2147483647 tasks"),
     ],
 )
 def test_bad_task_counts(tasks: tuple[int | None, int | None], message: str) -> None:
-    """Task counts are both given or both unsaid, with 1 <= min <= max <= MAX_TASKS
-    (issue 10, Huge numbers: 10**18 tasks gave MemoryError or OverflowError later)."""
+    """Task counts are both given or both unsaid, with 1 <= min <= max."""
     with pytest.raises(ResreqError, match=re.escape(message)):
         bind_tasks(parse("select[mem>1]"), *tasks)
 

@@ -50,7 +50,7 @@ from xce.core.events import (
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError
-from xce.inputs import MAX_HOST_SLOTS, MAX_TASKS
+from xce.inputs import MAX_HOST_SLOTS
 
 __all__ = ["SchedulerCore"]
 
@@ -229,8 +229,6 @@ class SchedulerCore:
             value = getattr(job, what)
             if value is not None:
                 _check_number("JobSubmitted", f"job {job.id!r}: {what}", value)
-        for what in ("min_tasks", "max_tasks"):
-            _check_number("JobSubmitted", f"job {job.id!r}: {what}", getattr(job, what), MAX_TASKS)
         try:
             job_request(job, self._catalog)
         except InputError as err:

@@ -13,7 +13,6 @@ from functools import lru_cache
 from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
 from xce.cluster.units import grid_error
 from xce.errors import ResreqError, clip
-from xce.inputs import MAX_TASKS
 from xce.resreq.evaluate import compile_select
 from xce.resreq.model import AlterResreq, CompoundResreq, PrimaryResreq, Resreq
 from xce.resreq.parser import parse
@@ -138,8 +137,6 @@ def bind_tasks(
         raise ResreqError("give both min_tasks and max_tasks, or neither")
     if min_tasks is not None and max_tasks is not None and not 1 <= min_tasks <= max_tasks:
         raise ResreqError(f"task counts must satisfy 1 <= min <= max, got {min_tasks},{max_tasks}")
-    if max_tasks is not None and max_tasks > MAX_TASKS:
-        raise ResreqError(f"a job asks for at most {MAX_TASKS} tasks, got {max_tasks}")
     if isinstance(resreq, PrimaryResreq):
         return resreq.with_tasks(min_tasks or 1, max_tasks or 1)
     if isinstance(resreq, CompoundResreq):
