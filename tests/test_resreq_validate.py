@@ -391,3 +391,22 @@ def test_rusage_amounts_must_fit_the_resolution(
     assert err.message.startswith("rusage[]: mem: ")
     assert words in err.message
     assert err.column == text.index("mem=") + 1
+
+
+def test_a_select_tree_built_in_python_is_bounded_too() -> None:
+    """Issue 10 (Deep nesting): the parser refuses text nested deeper than 100 levels;
+    a tree built in Python as deep is refused by compile_select (binding recurses)
+    instead of raising RecursionError."""
+    from xce.resreq import compile_select
+    from xce.resreq import expr as ex
+
+    catalog = ResourceCatalog([ResourceDef("fast", ResourceKind.BOOLEAN)])
+    node = ex.name("fast")
+    for _ in range(100):
+        node = ex.unary("!", node)
+    with pytest.raises(ResreqError, match="deeper than 100 levels"):
+        compile_select(node, catalog)
+    node = ex.name("fast")
+    for _ in range(99):
+        node = ex.unary("!", node)
+    compile_select(node, catalog)

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from xce.cluster.catalog import ResourceCatalog, ResourceKind
 from xce.errors import ResreqError, clip
+from xce.inputs import MAX_DEPTH
 from xce.resreq import expr as ex
 
 if TYPE_CHECKING:
@@ -308,6 +309,8 @@ def _monotone(node: ex.Expr, positive: bool, catalog: ResourceCatalog) -> bool:
 @lru_cache(maxsize=16384)
 def compile_select(node: ex.Expr, catalog: ResourceCatalog) -> CompiledSelect:
     """Bind ``node`` to ``catalog``; raises :class:`ResreqError` (no column) when invalid."""
+    if node.depth > MAX_DEPTH:  # the parser refuses such text; a tree built in Python
+        raise ResreqError(f"select nests deeper than {MAX_DEPTH} levels (binding recurses)")
     bound = _Compiler(catalog).bind(node)
     if bound.kind != "num":
         raise ResreqError(f"select {clip(node.text)!r} is a string, not a condition")
