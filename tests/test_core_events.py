@@ -488,6 +488,16 @@ REFUSED: list[Any] = [
         "unknown status 'gone'",
         id="add-bad-status",
     ),
+    pytest.param(
+        LimitsChanged((Limit("l", resources={"mem": math.inf}),)),
+        "limit 'l': mem must be a finite number",
+        id="limit-inf",
+    ),
+    pytest.param(
+        LimitsChanged((Limit("l", slots=math.nan),)),  # type: ignore[arg-type]
+        "limit 'l': slots must be a finite number",
+        id="limit-nan-slots",
+    ),
     pytest.param(JobFinished("r1", math.nan), "time must be a finite number", id="finish-nan"),
     pytest.param(JobKilled("r1", math.inf), "time must be a finite number", id="kill-inf"),
     pytest.param(JobKilled("j1", -math.inf), "time must be a finite number", id="kill-p-inf"),

@@ -201,6 +201,10 @@ class SchedulerCore:
                 for lim in limits:
                     if lim.slots is None and lim.jobs is None and not lim.resources:
                         raise EventError(f"limit {lim.name!r} sets none of slots, jobs, resources")
+                    numbers = {"slots": lim.slots, "jobs": lim.jobs, **lim.resources}
+                    for key, value in numbers.items():
+                        if value is not None:
+                            _check_number("LimitsChanged", f"limit {lim.name!r}: {key}", value)
                     for key in lim.resources:
                         kind = self._catalog.kind(key)
                         if key == SLOTS or kind is None or not kind.consumable:
