@@ -42,12 +42,15 @@ When a fix lands, move the case (and its ``.txt``) up one level.
 
 from __future__ import annotations
 
+import faulthandler
 import hashlib
 import json
 import os
 import re
 import resource
 import signal
+import subprocess
+import sys
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -64,6 +67,7 @@ FAILURES = Path(
     os.environ.get("XCE_FUZZ_FAILURES", Path(__file__).resolve().parent / "data" / "fuzz-failures")
 )
 OPEN = FAILURES / "open"
+XCE = Path(sys.executable).parent / "xce"
 CASE_TIMEOUT_S = 20.0  # a hang guard per case, not a timing assertion
 MEMORY_HEADROOM = 3 << 30  # address space a case may add to the process
 TRACEBACK = "Traceback (most recent call last)"
@@ -122,12 +126,21 @@ def run_cli(
     *,
     check_stdout: Callable[[str], bool] | None = None,
     timeout: float = CASE_TIMEOUT_S,
+    subprocess_too: bool = False,
 ) -> Outcome:
-    """``xce ARGV`` in-process; the outcome, with what went wrong (``problem``) if anything."""
+    """``xce ARGV`` in-process; the outcome, with what went wrong (``problem``) if anything.
+
+    ``subprocess_too``: then also as a real process (``.venv/bin/xce``, same checks, and
+    the same exit code as in-process), for the sample of cases that
+    :func:`subprocess_sample` picks. A hang in C code, where the alarm cannot interrupt,
+    ends the whole run after ``2 * timeout + 30`` s with every thread's stack
+    (``faulthandler``): loud, never silent.
+    """
     argv = list(argv)
     before = {p: _digest(p) for p in inputs}
     runner = CliRunner(env={"COLUMNS": "200"})
     old = signal.signal(signal.SIGALRM, _on_alarm)
+    faulthandler.dump_traceback_later(2 * timeout + 30, exit=True)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         result = runner.invoke(app, argv, catch_exceptions=True)
@@ -135,11 +148,66 @@ def run_cli(
         return Outcome(argv, None, "", "", f"hang: no result within {timeout:g} s")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
         signal.signal(signal.SIGALRM, old)
     out, err, code = result.stdout, result.stderr, result.exit_code
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):
         return Outcome(argv, code, out, err, f"uncaught {type(exc).__name__}: {str(exc)[:300]}")
+    outcome = _check(argv, inputs, before, locate, check_stdout, code, out, err)
+    if subprocess_too and outcome.problem is None:
+        real = _run_process(argv, inputs, locate, check_stdout, timeout)
+        if real is not None and real.problem is None and real.exit_code != code:
+            real.problem = f"exit {real.exit_code} as a process, {code} in-process"
+        if real is not None and real.problem is not None:
+            real.problem = f"as a process: {real.problem}"
+            return real
+    return outcome
+
+
+def _run_process(
+    argv: list[str],
+    inputs: Sequence[Path],
+    locate: Locator,
+    check_stdout: Callable[[str], bool] | None,
+    timeout: float,
+) -> Outcome | None:
+    try:
+        args = [os.fsencode(a) for a in argv]
+    except UnicodeEncodeError:  # a lone surrogate no argv can hold
+        return None
+    if any(b"\0" in a for a in args):  # nor a NUL
+        return None
+    before = {p: _digest(p) for p in inputs}
+    env = {**os.environ, "COLUMNS": "200"}
+    try:
+        proc = subprocess.run(
+            [XCE, *args], capture_output=True, timeout=timeout * 2, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(argv, None, "", "", f"hang: no result within {2 * timeout:g} s")
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace")
+    return _check(argv, inputs, before, locate, check_stdout, proc.returncode, out, err)
+
+
+def subprocess_sample(case: int) -> bool:
+    """Whether a slow run's case also runs as a real process: one in
+    ``XCE_FUZZ_SUBPROCESS_EVERY`` (default 200; 0: none)."""
+    every = int(os.environ.get("XCE_FUZZ_SUBPROCESS_EVERY", "200"))
+    return every > 0 and case % every == every - 1
+
+
+def _check(
+    argv: list[str],
+    inputs: Sequence[Path],
+    before: dict[Path, str | None],
+    locate: Locator,
+    check_stdout: Callable[[str], bool] | None,
+    code: int,
+    out: str,
+    err: str,
+) -> Outcome:
     changed = [p.name for p in inputs if _digest(p) != before[p]]
     problem: str | None = None
     if changed:

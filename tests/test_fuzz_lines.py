@@ -42,6 +42,7 @@ from fuzzing import (
     recorded_params,
     run_cli,
     signature,
+    subprocess_sample,
     summary,
 )
 from test_fuzz_resreq import requirement
@@ -282,13 +283,16 @@ def _options(rnd: random.Random, swf: bool) -> tuple[list[str], bool]:
     return argv, header
 
 
-def run_workload(argv_template: list[str], path: Path, *, bare_ok: bool) -> Outcome:
+def run_workload(
+    argv_template: list[str], path: Path, *, bare_ok: bool, sample: bool = False
+) -> Outcome:
     argv = [a.replace("{input}", str(path)).replace("{root}", str(ROOT)) for a in argv_template]
     return run_cli(
         argv,
         [path, CLUSTER],
         located_in_file(path, allow_bare=bare_ok),
         check_stdout=_metrics if "--json" in argv else None,
+        subprocess_too=sample,
     )
 
 
@@ -329,23 +333,23 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             path = tmp / f"case{suffix}"
             path.write_bytes(data)
             bare = _bare_ok(suffix, argv, gz_broken)
-            outcome = run_workload(argv, path, bare_ok=bare)
+            outcome = run_workload(argv, path, bare_ok=bare, sample=subprocess_sample(case))
             if outcome.problem is None:
                 continue
             kind = f"{suffix}:{signature(outcome)}"
             name = f"lines-s{fuzz_seed()}-case{case}{suffix}"
             if kept.get(kind, 0) < KEEP_PER_KIND:
                 kept[kind] = kept.get(kind, 0) + 1
-                small = data
+                small, shown = data, None
                 if kept[kind] == 1 and ":hang" not in kind and suffix != ".swf.gz":
-                    small = _minimise(argv, data, path, bare, kind, suffix)
+                    small, shown = _minimise(argv, data, path, bare, kind, suffix)
                     path.write_bytes(data)
                 record(
                     name,
                     small,
                     "lines",
                     argv,
-                    outcome,
+                    shown or outcome,
                     [f"case: {case}", *(f"mutation: {h}" for h in how)]
                     + (
                         [f"minimised from {len(data)} to {len(small)} bytes"]
@@ -359,13 +363,19 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
 
 def _minimise(
     argv: list[str], data: bytes, path: Path, bare: bool, kind: str, suffix: str
-) -> bytes:
+) -> tuple[bytes, Outcome | None]:
+    found: list[Outcome] = []
+
     def fails_same(candidate: bytes) -> bool:
         path.write_bytes(candidate)
         outcome = run_workload(argv, path, bare_ok=bare)
-        return outcome.problem is not None and f"{suffix}:{signature(outcome)}" == kind
+        if outcome.problem is not None and f"{suffix}:{signature(outcome)}" == kind:
+            found.append(outcome)
+            return True
+        return False
 
-    return minimise(data, fails_same)
+    small = minimise(data, fails_same)
+    return small, (found[-1] if found and small != data else None)
 
 
 # -- the tests ------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from fuzzing import (
     recorded_params,
     run_cli,
     signature,
+    subprocess_sample,
     summary,
 )
 
@@ -437,7 +438,11 @@ def _argv(path: Path, mode: tuple[str, ...]) -> list[str]:
 
 
 def run_case(
-    path: Path, mode: tuple[str, ...] = ("--json",), snapshot: Path | None = None
+    path: Path,
+    mode: tuple[str, ...] = ("--json",),
+    snapshot: Path | None = None,
+    *,
+    sample: bool = False,
 ) -> Outcome:
     """``xce schedule PATH MODE`` in-process, checked (``tests/fuzzing.py``); with
     ``snapshot``, also ``--snapshot`` there and, when the run succeeds, the snapshot must
@@ -449,6 +454,7 @@ def run_case(
         [path],
         located_in_file(path, allow_bare=blank),
         check_stdout=_decisions if "--json" in mode else None,
+        subprocess_too=sample,
     )
     if snapshot is None or outcome.problem is not None or outcome.exit_code != 0:
         return outcome
@@ -484,7 +490,7 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             path.write_bytes(data)
             if snapshot is not None:
                 snapshot.unlink(missing_ok=True)
-            outcome = run_case(path, mode, snapshot)
+            outcome = run_case(path, mode, snapshot, sample=subprocess_sample(case))
             if outcome.problem is None:
                 continue
             kind = signature(outcome)
@@ -492,14 +498,16 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             if kept.get(kind, 0) < KEEP_PER_KIND:
                 kept[kind] = kept.get(kind, 0) + 1
                 first = kept[kind] == 1 and not kind.startswith("hang")
-                small = _minimise(data, path, mode, snapshot, kind) if first else data
+                small, shown = (
+                    _minimise(data, path, mode, snapshot, kind) if first else (data, None)
+                )
                 record(
                     name,
                     small,
                     "state",
                     [*_argv(Path("{input}"), mode)]
                     + (["--snapshot", "{input}.snapshot" + snapshot.suffix] if snapshot else []),
-                    outcome,
+                    shown or outcome,
                     [f"seed file: {m.seed.relative_to(ROOT)}", f"case: {case}"]
                     + [f"mutation: {s}" for s in m.steps]
                     + (
@@ -514,15 +522,21 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
 
 def _minimise(
     data: bytes, path: Path, mode: tuple[str, ...], snapshot: Path | None, kind: str
-) -> bytes:
+) -> tuple[bytes, Outcome | None]:
+    found: list[Outcome] = []
+
     def fails_same(candidate: bytes) -> bool:
         path.write_bytes(candidate)
         if snapshot is not None:
             snapshot.unlink(missing_ok=True)
         outcome = run_case(path, mode, snapshot)
-        return outcome.problem is not None and signature(outcome) == kind
+        if outcome.problem is not None and signature(outcome) == kind:
+            found.append(outcome)
+            return True
+        return False
 
-    return minimise(data, fails_same)
+    small = minimise(data, fails_same)
+    return small, (found[-1] if found and small != data else None)
 
 
 # -- the tests ------------------------------------------------------------------------------
