@@ -213,3 +213,25 @@ def test_docs_link_only_to_files_in_the_repository(page: str) -> None:
         resolved = (path.parent / target).resolve()
         assert resolved.is_relative_to(ROOT), target
         assert resolved.exists(), target
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--mean-interarrival", "1e300"], "--mean-interarrival or --load: "),
+        (["--load", "1e-300"], "--mean-interarrival or --load: "),
+        (["--runtime-median", "1e300", "--runtime-cap", "1e300"], "--runtime-median or"),
+    ],
+    ids=["--mean-interarrival 1e300", "--load 1e-300", "--runtime-cap 1e300"],
+)
+def test_generate_refuses_a_workload_simulate_could_not_read(
+    tmp_path: Path, option: list[str], message: str
+) -> None:
+    """issue 10 (huge numbers): generate wrote submit times of 1e300 s, which every
+    reader then refused. Now exit 2 naming the options, and no file is written."""
+    out = tmp_path / "w.jsonl"
+    result = xce("workload", "generate", "--jobs", "5", "--out", out, *option)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"xce: error: {message}")
+    assert "more than a jobs file may hold" in result.stderr
+    assert not out.exists()

@@ -113,6 +113,25 @@ def check_options(jobs: int, peak_hour: float, max_tasks: int, users: int, sigma
         raise InputError(f"--runtime-sigma must be a finite number >= 0, got {sigma}")
 
 
+def check_readable(workload: Sequence[SimJob]) -> None:
+    """Refuse a workload ``xce simulate`` could not read back: its times must stay within
+    the jobs file's number limit (huge --mean-interarrival, --runtime-median,
+    --runtime-cap or a tiny --load would write times of 1e300 seconds)."""
+    from xce.cluster.schema import MAX_NUMBER
+
+    for key, what, options in (
+        ("submit", "submit time", "--mean-interarrival or --load"),
+        ("runtime", "runtime", "--runtime-median or --runtime-cap"),
+        ("requested_time", "requested time", "--runtime-median or --runtime-cap"),
+    ):
+        largest = max((getattr(j, key) or 0.0 for j in workload), default=0.0)
+        if not largest <= MAX_NUMBER:
+            raise InputError(
+                f"{options}: the workload would hold a {what} of "
+                f"{largest:.3g} s, more than a jobs file may hold ({MAX_NUMBER:.0e})"
+            )
+
+
 @workload_app.command("generate", cls=XceCommand)
 @guarded
 def generate(
@@ -214,5 +233,6 @@ def generate(
         raise InputError(_option_names(err.message)) from None
     state: ClusterState | None = load_state(cluster) if cluster is not None else None
     workload = generate_workload(jobs, seed=seed, cluster=state, model=model)
+    check_readable(workload)
     write_file(target, "--out", lambda temp: write_jobs_file(workload, temp), force=force)
     typer.echo(_summary(workload, target))
