@@ -142,14 +142,23 @@ def _sections(leaf: Tree, term: dict[str, Any]) -> None:
 
 def resreq(
     string: Annotated[
-        str, typer.Argument(help="The requirement, e.g. 'select[mem>4000] rusage[mem=2000]'.")
+        str,
+        typer.Argument(
+            metavar="REQUIREMENT",
+            help="The requirement, e.g. 'select[mem>4000] rusage[mem=2000]'.",
+        ),
     ],
     tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Task count N, or MIN,MAX (like bsub -n).")
+        str | None,
+        typer.Option(
+            "--tasks", metavar="N|MIN,MAX", help="Task count N, or MIN,MAX (like bsub -n)."
+        ),
     ] = None,
     cluster: Annotated[
         Path | None,
-        typer.Option("--cluster", help="A state file: check names against its resources."),
+        typer.Option(
+            "--cluster", metavar="STATE", help="A state file: check names against its resources."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:

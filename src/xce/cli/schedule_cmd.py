@@ -450,6 +450,7 @@ def schedule(
         str | None,
         typer.Option(
             "--picker",
+            metavar="NAME",
             help="Default job picker (fcfs, strict, fairshare, or a plugin's) "
             "for queues that name none.",
         ),
