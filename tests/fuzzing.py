@@ -35,9 +35,11 @@ from ``random.Random(f"{seed}/{i}")`` (the state fuzzer keeps its issue 9 scheme
 ``NAME.txt`` whose ``command:`` line is the argv as JSON, with ``{input}`` for the
 input's path, ``{text}`` for its text (a requirement string) and ``{root}`` for the
 repository (``["resreq", "--cluster", "{root}/examples/cluster.yaml", "--", "{text}"]``),
-and ``fuzzer:`` names the fuzzer. :func:`recorded` lists them for the regression tests:
-a case at the top level must pass; one under ``open/`` is not fixed yet and is skipped.
-When a fix lands, move the case (and its ``.txt``) up one level.
+``fuzzer:`` names the fuzzer, and ``expect: exit N`` (if given) is the exit code due.
+:func:`recorded` lists them for the regression tests: a case at the top level must pass;
+one under ``open/`` is not fixed yet and is skipped. When a fix lands, move the case (and
+its ``.txt``) up one level. ``XCE_FUZZ_SUBPROCESS_EVERY`` (default 200) runs one case in
+that many also as a real process (:func:`subprocess_sample`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import sys
 import time
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -307,7 +309,7 @@ class Recorded:
     fuzzer: str
     argv: list[str]  # with {input}, {text}, {root}
     is_open: bool
-    notes: list[str] = field(default_factory=list)
+    expect_exit: int | None = None  # the sidecar's "expect: exit N" (an exit 0 is wrong)
 
     def command(self, copy: Path) -> list[str]:
         """The argv for a copy of the input."""
@@ -346,16 +348,19 @@ def record(
     return target
 
 
-def _read_sidecar(path: Path) -> tuple[str, list[str]]:
+def _read_sidecar(path: Path) -> tuple[str, list[str], int | None]:
     sidecar = Path(f"{path}.txt")
     fuzzer, argv = "state", ["schedule", "{input}", "--json"]  # issue 9's cases say neither
+    expect = None
     if sidecar.is_file():
         for line in sidecar.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith("fuzzer: "):
                 fuzzer = line.split(": ", 1)[1].strip()
             elif line.startswith("command: "):
                 argv = json.loads(line.split(": ", 1)[1])
-    return fuzzer, argv
+            elif line.startswith("expect: exit "):
+                expect = int(line.split()[-1])
+    return fuzzer, argv, expect
 
 
 def recorded(fuzzer: str) -> list[Recorded]:
@@ -367,9 +372,9 @@ def recorded(fuzzer: str) -> list[Recorded]:
         for path in sorted(folder.iterdir()):
             if not path.is_file() or path.suffix == ".txt":
                 continue
-            kind, argv = _read_sidecar(path)
+            kind, argv, expect = _read_sidecar(path)
             if kind == fuzzer:
-                found.append(Recorded(path, kind, argv, is_open))
+                found.append(Recorded(path, kind, argv, is_open, expect))
     return found
 
 

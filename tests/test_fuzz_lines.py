@@ -3,7 +3,8 @@ truncated or corrupt) and jobs files (JSONL, one job a line) built small and the
 line by line and byte by byte, replayed by ``xce simulate --workload FILE`` with
 ``--cluster examples/cluster.yaml``, ``--hosts N --slots-per-host C`` or (SWF) the
 cluster from the trace's header; with and without ``--lenient``, ``--json`` or the table,
-now and then ``--limit``, ``--picker strict``, ``--single-queue``, ``--enforce-walltime``.
+now and then ``--limit``, ``--picker``, ``--single-queue``, ``--enforce-walltime``,
+``--interval``.
 
 Every case must exit 0 (with the metrics JSON under ``--json``) or 2, within the time
 limit, without a traceback, leaving the workload (and the cluster file) unchanged
@@ -143,10 +144,14 @@ def _retype(value: Any, rnd: random.Random) -> Any:
     )
 
 
-def jsonl_case(rnd: random.Random) -> tuple[bytes, list[str]]:
-    """A JSONL jobs file, broken: keys, values, names, requirements, lines, bytes."""
+def jsonl_case(rnd: random.Random, uniform: bool) -> tuple[bytes, list[str]]:
+    """A JSONL jobs file, broken: keys, values, names, requirements, lines, bytes.
+    ``uniform``: for a --hosts cluster (no mem, no attributes: requirements left out)."""
     start = rnd.randrange(len(_BASE_JOBS) - 12)
     jobs: list[Any] = [dict(j) for j in _BASE_JOBS[start : start + rnd.randint(1, 12)]]
+    if uniform:
+        for job in jobs:
+            job["resreq"] = ""
     how: list[str] = []
     raw: dict[int, str] = {}  # job index -> text that json.dumps cannot make
     for _ in range(rnd.choice((0, 1, 1, 2, 3))):
@@ -258,17 +263,15 @@ def _metrics(out: str) -> bool:
         return False
 
 
-def _options(rnd: random.Random, swf: bool) -> tuple[list[str], bool]:
-    """simulate's options (after ``--workload {input}``); whether the cluster is the
-    trace header's."""
+def _options(rnd: random.Random, swf: bool) -> list[str]:
+    """simulate's options (after ``--workload {input}``)."""
     r = rnd.random()
-    header = False
-    if r < 0.4:
+    if r < 0.4 or (not swf and r < 0.7):
         argv = ["--cluster", "{root}/examples/cluster.yaml"]
     elif r < 0.8 or not swf:
         argv = ["--hosts", rnd.choice(("1", "4", "64")), "--slots-per-host", rnd.choice("148")]
     else:
-        argv, header = [], True
+        argv = []  # the trace header's cluster
     if rnd.random() < 0.5:
         argv.append("--lenient")
     if rnd.random() < 0.6:
@@ -280,7 +283,9 @@ def _options(rnd: random.Random, swf: bool) -> tuple[list[str], bool]:
             argv.append(flag)
     if rnd.random() < 0.1:
         argv += ["--picker", rnd.choice(("strict", "fairshare", "fcfs"))]
-    return argv, header
+    if rnd.random() < 0.05:
+        argv += ["--interval", rnd.choice(("3.3", "0.7", "60", "600"))]
+    return argv
 
 
 def run_workload(
@@ -311,7 +316,8 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
         for case in cases:
             rnd = random.Random(f"{fuzz_seed()}/{case}")
             swf = rnd.random() < 0.5
-            data, how = swf_case(rnd) if swf else jsonl_case(rnd)
+            options = _options(rnd, swf)
+            data, how = swf_case(rnd) if swf else jsonl_case(rnd, "--hosts" in options)
             suffix = ".jsonl"
             gz_broken = False
             if swf:
@@ -328,7 +334,6 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
                             i = rnd.randrange(len(data))
                             data = data[:i] + bytes([data[i] ^ 0x55]) + data[i + 1 :]
                             how.append("gzip stream corrupted")
-            options, _header = _options(rnd, swf)
             argv = ["simulate", "--workload", "{input}", *options]
             path = tmp / f"case{suffix}"
             path.write_bytes(data)

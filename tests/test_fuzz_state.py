@@ -11,6 +11,8 @@ non-finite or negative number, deep nesting of lists or mappings, unicode, contr
 characters, Rich markup and terminal escapes in names and keys, a garbled requirement, an
 unknown key), then sometimes text-level mutations (a duplicated key, bytes flipped,
 inserted, deleted or duplicated, invalid UTF-8, a byte-order mark) or the text truncated.
+A mutant whose one text change is a duplicated key must not exit 0 (duplicate keys are
+refused, in JSON as in YAML).
 
 The smoke test runs 50 cases; the slow one 10,000 (``XCE_FUZZ_CASES``/``XCE_FUZZ_START``).
 A failing case is minimised and kept under ``tests/data/fuzz-failures/open/``
@@ -197,6 +199,7 @@ class Mutant:
     deep_open: str = "["  # what nests: "[" (lists) or '{"a": ' (mappings)
     truncate_at: float | None = None  # fraction of the text kept
     text_ops: list[tuple[str, int, int]] = field(default_factory=list)  # (op, at, n)
+    duplicate_key: bool = False  # set by render: a duplicated key is the only text change
 
 
 DEEP = "__xce_fuzz_deep__"
@@ -396,6 +399,19 @@ def _text_op(data: bytes, op: str, a: int, b: int) -> bytes:
     return data
 
 
+def makes_duplicate_key(m: Mutant, data: bytes) -> bool:
+    """Whether the mutant's only text mutation is a duplicated mapping key (a JSON key, or
+    a YAML key line that is not a list item's first): then exit 0 is wrong, as a duplicate
+    key is refused (issue 10). ``data``: the text before the text mutations."""
+    if m.truncate_at is not None or [op for op, _, _ in m.text_ops] != ["duplicate key"]:
+        return False
+    keys = list(_KEY.finditer(data))
+    if not keys:
+        return False
+    k = keys[m.text_ops[0][1] % len(keys)]
+    return k.group(1) is not None or b"-" not in k.group(2)
+
+
 def render(m: Mutant) -> bytes:
     """The mutant's bytes in its seed's format (JSON, else YAML; JSON if YAML cannot say
     it), with the text-level mutations applied."""
@@ -415,6 +431,7 @@ def render(m: Mutant) -> bytes:
     if m.truncate_at is not None:
         text = text[: int(len(text) * m.truncate_at)]
     data = text.encode("utf-8", errors="surrogatepass")
+    m.duplicate_key = makes_duplicate_key(m, data)
     for op, a, b in m.text_ops:
         data = _text_op(data, op, a, b)
     return data
@@ -491,6 +508,8 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             if snapshot is not None:
                 snapshot.unlink(missing_ok=True)
             outcome = run_case(path, mode, snapshot, sample=subprocess_sample(case))
+            if outcome.problem is None and outcome.exit_code == 0 and m.duplicate_key:
+                outcome.problem = "exit 0 for a state file with a duplicate key"
             if outcome.problem is None:
                 continue
             kind = signature(outcome)
@@ -509,6 +528,7 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
                     + (["--snapshot", "{input}.snapshot" + snapshot.suffix] if snapshot else []),
                     shown or outcome,
                     [f"seed file: {m.seed.relative_to(ROOT)}", f"case: {case}"]
+                    + (["expect: exit 2"] if m.duplicate_key else [])
                     + [f"mutation: {s}" for s in m.steps]
                     + (
                         [f"minimised from {len(data)} to {len(small)} bytes"]
@@ -575,3 +595,5 @@ def test_recorded_failure(case: Recorded, tmp_path: Path) -> None:
     with MemoryLimit():
         outcome = run_case(copy_, tuple(argv[2:]), snapshot)
     assert outcome.problem is None, (outcome.problem, outcome.stderr[-2000:])
+    if case.expect_exit is not None:
+        assert outcome.exit_code == case.expect_exit, outcome.stdout[-2000:]
