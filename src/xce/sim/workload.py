@@ -5,11 +5,11 @@ A jobs file is the ``jobs`` list of a state file (design §4) where every job al
 or one job object per line in JSONL. Errors name the file, the path and the line.
 
 Every requirement is parsed, and its task counts bound, when the file is loaded: a bad
-one is an error at its line, with a caret under the column (what depends on the cluster,
-such as resource names, is checked when the simulation starts, see
-:class:`~xce.sim.engine.Simulation`). Each job keeps where it was written
-(``SimJob.source``/``SimJob.line``) for those later errors. The file is read through
-:mod:`xce.inputs`: a regular file of at most ``MAX_INPUT_BYTES``.
+one is an error at its line, with a caret under the column. Given the cluster's catalog,
+the names it uses are checked too; else the simulation checks them before it starts
+(:class:`~xce.sim.engine.Simulation`), naming the job's file (``SimJob.source``) and,
+for JSONL, whose lines cost nothing to tell, its line (``SimJob.line``). The file is read
+through :mod:`xce.inputs`: a regular file of at most ``MAX_INPUT_BYTES``.
 """
 
 from __future__ import annotations
@@ -106,14 +106,11 @@ def load_jobs_file(
         return _jsonl(text, source, check)
     fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
     state = state_from_text(text, source, fmt, check_resreq=check)
-    lines = _lines_of_jobs(text, len(state.jobs))
     try:
-        return [
-            _sim_job(j, source, f"jobs[{i}]", lines[i] if lines else None)
-            for i, j in enumerate(state.jobs)
-        ]
+        return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
     except InputError as err:
         index = int((err.path or "jobs[0]").split("[")[1].split("]")[0])
+        lines = _lines_of_jobs(text, len(state.jobs))  # slow (PyYAML): only for an error
         line = lines[index] if lines else None
         raise err.located(line=line, text=text.split("\n")[line - 1] if line else None) from None
 
