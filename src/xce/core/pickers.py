@@ -20,6 +20,11 @@ whose next job was submitted first). Builtins:
 
 Third-party pickers are found through the entry-point group ``xce.pickers`` (an entry
 point loads a class or factory called with no arguments).
+
+What a driver may skip is part of the picker, never inferred from its name: a picker
+declares ``monotone_in_session`` and ``blocks_queue_at_head`` (:class:`JobPicker`, read
+with :func:`picker_traits`); ``fcfs`` declares the first, ``strict`` both, ``fairshare``
+neither.
 """
 
 from __future__ import annotations
