@@ -62,7 +62,7 @@ from xce.core.pickers import (
     holds_queue,
     picker_traits,
 )
-from xce.errors import EventError, InputError, InternalError
+from xce.errors import EventError, InputError, InternalError, clip
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
 __all__ = [
@@ -198,13 +198,13 @@ class Simulation:
             if first is not job:
                 also = f" (also line {first.line})" if first.line is not None else ""
                 raise InputError(
-                    f"workload: job id {job.id!r} appears twice{also}",
+                    f"workload: job id {clip(job.id)!r} appears twice{also}",
                     source=job.source,
                     line=job.line,
                 )
             if not (math.isfinite(job.submit) and math.isfinite(job.runtime) and job.runtime >= 0):
                 raise InputError(
-                    f"workload: job {job.id!r} needs a finite submit time and runtime",
+                    f"workload: job {clip(job.id)!r} needs a finite submit time and runtime",
                     source=job.source,
                     line=job.line,
                 )
@@ -338,7 +338,7 @@ class Simulation:
         try:
             why, volatile = self._triage(pending)
         except InputError as err:
-            raise InputError(f"workload job {job.id}: {err}") from None
+            raise InputError(f"workload job {clip(job.id)!r}: {err}") from None
         if why is not None:
             self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
             self._ended += 1
@@ -698,7 +698,7 @@ def _requirement_error(job: SimJob, err: InputError) -> InputError:
     """``err`` about ``job``'s requirement, at the job's file and line; the requirement
     is quoted with a caret under the column (the column is into the requirement, not the
     line, so it is drawn in the message)."""
-    message = f"job {job.id!r}: resreq: {err.message}"
+    message = f"job {clip(job.id)!r}: resreq: {err.message}"
     if err.column is not None and job.line is not None:
         shown = InputError("", column=err.column, text=job.resreq).context()
         message = f"{message}\n{shown}"

@@ -28,7 +28,7 @@ from xce.cluster import (
     state_from_dict,
     state_from_text,
 )
-from xce.errors import InputError, clip_around
+from xce.errors import InputError, clip
 from xce.inputs import read_input_text
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace, read_swf
@@ -61,7 +61,7 @@ def is_swf(path: str) -> bool:
 def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) -> SimJob:
     if job.runtime is None:
         raise InputError(
-            f"job {job.id!r} needs a runtime to be simulated", source=source, path=where
+            f"job {clip(job.id)!r} needs a runtime to be simulated", source=source, path=where
         )
     for name, value in (
         ("submit_time", job.submit_time),
@@ -70,7 +70,7 @@ def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) 
     ):
         if value is not None and not math.isfinite(value):
             raise InputError(
-                f"job {job.id!r}: {name} must be a finite number",
+                f"job {clip(job.id)!r}: {name} must be a finite number",
                 source=source,
                 path=f"{where}.{name}",
             )
@@ -146,7 +146,7 @@ def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
         first = seen.setdefault(job.id, number)
         if first != number:
             raise InputError(
-                f"job ids must be unique: job {job.id!r} is on line {first} already",
+                f"job ids must be unique: job {clip(job.id)!r} is on line {first} already",
                 source=source,
                 path="job.id",
                 line=number,
@@ -174,7 +174,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
-            raise ValueError(f"key {clip_around(key, 0)[0]!r} appears twice")
+            raise ValueError(f"key {clip(key)!r} appears twice")
         seen.add(key)
     return dict(pairs)
 
