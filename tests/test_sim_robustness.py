@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from strategies import Scenario
+from test_sim_properties import timed_scenarios
 from xce.cli.simulate_cmd import uniform_cluster
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.core.pickers import (
@@ -472,3 +476,36 @@ def test_each_workload_knob_has_its_own_message(knob: str, value: float, message
         WorkloadModel(**{knob: value}).check()
     others = {"max_tasks", "users", "zipf_exponent", "peak_hour", "runtime_sigma"} - {knob}
     assert not any(other in caught.value.message for other in others)
+
+
+@given(
+    case=timed_scenarios(),
+    twins=st.sampled_from(
+        ((_DeclaredFcfs(), _PlainFcfs()), (_DeclaredStrict(), _PlainStrict())),
+    ),
+    single=st.booleans(),
+    interval=st.sampled_from((None, None, 3.3)),
+)
+def test_declared_shortcuts_change_no_decision(
+    case: tuple[Scenario, list[SimJob]],
+    twins: tuple[object, object],
+    single: bool,
+    interval: float | None,
+) -> None:
+    """Issue 10, policy knowledge in the policy: on random clusters and workloads (limits,
+    running work, requirement mixes), a plugin picker that declares the shortcuts gets
+    the very schedule of its undeclared twin, which is tried in full every session."""
+    scenario, jobs = case
+    schedules = []
+    for picker in twins:
+        registry = default_pickers(plugins=False)
+        registry.register(picker)  # type: ignore[arg-type]
+        options = SimOptions(
+            picker=picker.name,  # type: ignore[attr-defined]
+            single_queue=single,
+            interval=interval,
+        )
+        result = Simulation(scenario.state, jobs, options, pickers=registry).run()
+        verify(result, jobs)
+        schedules.append([(r.job.id, r.start, r.end, tuple(r.hosts)) for r in result.records])
+    assert schedules[0] == schedules[1]
