@@ -509,3 +509,19 @@ def test_declared_shortcuts_change_no_decision(
         verify(result, jobs)
         schedules.append([(r.job.id, r.start, r.end, tuple(r.hosts)) for r in result.records])
     assert schedules[0] == schedules[1]
+
+
+@pytest.mark.parametrize("name", list(JOBS_FILES))
+def test_unknown_resource_with_the_catalog_is_located_at_load(tmp_path: Path, name: str) -> None:
+    """Issue 10, missing location: given the cluster's catalog, a requirement naming a
+    resource the cluster lacks is an error at load, at its line, the caret under it."""
+    text, line = JOBS_FILES[name]
+    path = tmp_path / name
+    path.write_text(text % "rusage[gpus=1]")
+    with pytest.raises(InputError, match="gpus") as caught:
+        load_jobs_file(path, catalog=uniform_cluster(2, 1).catalog)
+    err = caught.value
+    assert (err.source, err.line) == (str(path), line)
+    assert err.text is not None
+    assert err.column is not None
+    assert err.text[err.column - 1 :].startswith("gpus")
