@@ -4,7 +4,8 @@ line by line and byte by byte, replayed by ``xce simulate --workload FILE`` with
 ``--cluster examples/cluster.yaml``, ``--hosts N --slots-per-host C`` or (SWF) the
 cluster from the trace's header; with and without ``--lenient``, ``--json`` or the table,
 now and then ``--limit``, ``--picker``, ``--single-queue``, ``--enforce-walltime``,
-``--interval``.
+``--interval``, ``--out`` (a new directory, which must then hold jobs.csv and
+metrics.json).
 
 Every case must exit 0 (with the metrics JSON under ``--json``) or 2, within the time
 limit, without a traceback, leaving the workload (and the cluster file) unchanged
@@ -25,6 +26,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +287,8 @@ def _options(rnd: random.Random, swf: bool) -> list[str]:
         argv += ["--picker", rnd.choice(("strict", "fairshare", "fcfs"))]
     if rnd.random() < 0.05:
         argv += ["--interval", rnd.choice(("3.3", "0.7", "60", "600"))]
+    if rnd.random() < 0.03:
+        argv += ["--out", "{input}.out"]  # a new directory (plots: slow, so rarely)
     return argv
 
 
@@ -292,13 +296,20 @@ def run_workload(
     argv_template: list[str], path: Path, *, bare_ok: bool, sample: bool = False
 ) -> Outcome:
     argv = [a.replace("{input}", str(path)).replace("{root}", str(ROOT)) for a in argv_template]
-    return run_cli(
+    out = Path(f"{path}.out")
+    shutil.rmtree(out, ignore_errors=True)
+    outcome = run_cli(
         argv,
         [path, CLUSTER],
         located_in_file(path, allow_bare=bare_ok),
         check_stdout=_metrics if "--json" in argv else None,
         subprocess_too=sample,
     )
+    if outcome.problem is None and outcome.exit_code == 0 and "--out" in argv:
+        missing = [f for f in ("jobs.csv", "metrics.json") if not (out / f).is_file()]
+        if missing:
+            outcome.problem = f"exit 0 with --out but no {', '.join(missing)}"
+    return outcome
 
 
 def _bare_ok(name: str, argv: list[str], gz_broken: bool) -> bool:

@@ -181,7 +181,7 @@ def requirement(rnd: random.Random) -> tuple[str, list[str]]:
 
 # -- the three doors ------------------------------------------------------------------------
 
-TASKS = (None, None, None, "1", "4", "2,8", "3")
+TASKS = (None, None, None, "1", "4", "2,8", "3", "0", "2,1", "99999999999999999999", "1e3", "")
 
 
 def _caret_ok(err: str) -> bool:

@@ -1,8 +1,9 @@
 """A mutation fuzzer over state files (issues 9 and 10): ``xce schedule FILE`` (``--json``,
-the table, ``--explain``; now and then ``--snapshot`` and the snapshot loaded back) on
-broken variants of the bundled examples and the engine repros must exit 0 or 2 with a
-located message, never 1 (a bug), never hang, never print a traceback, and must leave the
-file unchanged. The harness and the exact checks are in ``tests/fuzzing.py``.
+the table, ``--explain``, ``--job ID``, ``--threads``, ``--picker``; now and then
+``--snapshot`` and the snapshot loaded back) on broken variants of the bundled examples
+and the engine repros must exit 0 or 2 with a located message, never 1 (a bug), never
+hang, never print a traceback, and must leave the file unchanged. The harness and the
+exact checks are in ``tests/fuzzing.py``.
 
 Case ``i`` mutates seed file ``i mod n`` with ``random.Random(i)`` (``XCE_FUZZ_SEED=S``,
 S != 0: ``random.Random(f"S/i")``): 1-3 mutations of the parsed document (a key deleted,
@@ -439,7 +440,36 @@ def render(m: Mutant) -> bytes:
 
 # -- running one case -----------------------------------------------------------------------
 
-MODES = (("--json",), ("--json",), ("--json",), (), ("--explain",), ("--json", "--lenient"))
+MODES = (
+    ("--json",),
+    ("--json",),
+    ("--json",),
+    (),
+    ("--explain",),
+    ("--json", "--lenient"),
+    ("--json", "--threads"),
+    ("--json", "--picker", "strict"),
+    ("--picker", "fairshare"),
+    ("--job",),  # completed with a job id of the mutant, when it has one
+)
+
+
+def _mode(rnd: random.Random, m: Mutant) -> tuple[str, ...]:
+    mode = rnd.choice(MODES)
+    if mode != ("--job",):
+        return mode
+    if m.text_ops or m.truncate_at is not None:  # the id may no longer be in the text
+        return ("--json",)
+    doc = m.doc
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    ids = (
+        [j["id"] for j in jobs if isinstance(j, dict) and "id" in j]
+        if isinstance(jobs, list)
+        else []
+    )
+    ids = [str(i) for i in ids if isinstance(i, str | int) and not isinstance(i, bool)]
+    ids = [i for i in ids if "\x00" not in i and not re.search("[\ud800-\udfff]", i)]
+    return ("--job", rnd.choice(ids)) if ids else ("--json",)
 
 
 def _decisions(out: str) -> bool:
@@ -501,7 +531,7 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             m = mutant(case)
             data = render(m)
             rnd = random.Random(f"mode/{fuzz_seed()}/{case}")
-            mode = rnd.choice(MODES)
+            mode = _mode(rnd, m)
             snapshot = tmp / rnd.choice(("snap.json", "snap.yaml")) if rnd.random() < 0.1 else None
             path = tmp / f"case{_suffix(m)}"
             path.write_bytes(data)
