@@ -14,5 +14,5 @@ say xce resreq "{2*{select[fast]} + 2*{-}} || {4*{select[mem>100]}}" --cluster $
 say xce schedule $cluster --explain
 "$xce" schedule $cluster --explain
 
-say xce simulate --workload examples/workload.jsonl --cluster $cluster --out out
-"$xce" simulate --workload examples/workload.jsonl --cluster $cluster --out out
+say xce simulate --workload examples/workload.jsonl --cluster $cluster --out out --force
+"$xce" simulate --workload examples/workload.jsonl --cluster $cluster --out out --force

@@ -184,15 +184,25 @@ def test_every_pending_job_gets_exactly_one_decision(scenario: Scenario) -> None
 
 # -- Req 7 / AllocOptions / threads: switches change cost, never decisions (issue 9) -----
 
-SWITCHES = ("cache", "shortcuts", "cursors", "threads")
-COMBINATIONS = tuple(
-    dict(zip(SWITCHES, values, strict=True))
-    for values in itertools.product((False, True), repeat=len(SWITCHES))
+SWITCHES = ("cache", "shortcuts", "cursors", "threads", "reuse_failures")
+_FOUR = tuple(
+    dict(zip(SWITCHES[:4], values, strict=True))
+    for values in itertools.product((False, True), repeat=4)
 )
-"""Every combination of the allocator's switches and the threaded session (16 runs)."""
+_ALL_OFF = dict.fromkeys(SWITCHES, False)
+_ALL_ON = dict.fromkeys(SWITCHES, True)
+COMBINATIONS = (
+    *({**c, "reuse_failures": c["cursors"]} for c in _FOUR),
+    {**_ALL_OFF, "reuse_failures": True},
+    {**_ALL_ON, "reuse_failures": False},
+)
+"""Every combination of cache, shortcuts, cursors and the threaded session (with
+``reuse_failures`` following ``cursors``), plus ``reuse_failures`` alone on and alone
+off (18 runs): the first is everything off, the literal algorithm."""
 
 FEATURES = (
     "cache hit",
+    "failure reused",
     "bulk run",
     "cursor advanced",
     "shortcut saved work",
@@ -219,16 +229,10 @@ class _Run:
     session: Session
 
 
-def _session(
-    state: ClusterState, cache: bool, shortcuts: bool, cursors: bool, threads: bool
-) -> _Run:
-    options = AllocOptions(cache=cache, shortcuts=shortcuts, cursors=cursors)
+def _session(state: ClusterState, threads: bool, **switches: bool) -> _Run:
+    options = AllocOptions(**switches)
     session = Session(state, options=options, registry=_REGISTRY, pickers=_PICKERS)
-    return _Run(
-        {"cache": cache, "shortcuts": shortcuts, "cursors": cursors, "threads": threads},
-        session.run(threads=threads),
-        session,
-    )
+    return _Run({**switches, "threads": threads}, session.run(threads=threads), session)
 
 
 def _twin(job: JobDraw) -> tuple[Any, ...]:
@@ -283,10 +287,12 @@ def check_switches(scenario: Scenario) -> set[str]:
 def _features(scenario: Scenario, runs: list[_Run]) -> set[str]:
     out: set[str] = set()
     jobs = {j.id: j for j in scenario.jobs}
-    full = runs[-1]  # everything on
-    assert all(full.switches.values())
+    full = next(r for r in runs if r.switches == _ALL_ON)  # everything on
+
     if full.result.stats.cache_hits:
         out.add("cache hit")
+    if full.result.stats.failures_reused:
+        out.add("failure reused")
     if any(n > 0 for n in getattr(full.session.allocator.books, "cursors", {}).values()):
         out.add("cursor advanced")
     plain = next(r for r in runs if r.switches == {**full.switches, "shortcuts": False})

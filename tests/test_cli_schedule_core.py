@@ -28,10 +28,9 @@ STATS_KEYS = {
     "cache_hits",
     "plans_tried",
     "host_tries",
-    "elapsed_s",
     "threads",
 }
-TIMING = ("elapsed_s", "threads")  # what may differ between otherwise identical runs
+TIMING = ("threads",)  # what may differ between otherwise identical runs
 
 
 def schedule(*args: str | Path) -> Any:
@@ -154,7 +153,7 @@ def test_an_unknown_picker_in_the_state_file_is_located(tmp_path: Path) -> None:
 @pytest.mark.parametrize("picker", PICKERS)
 @pytest.mark.parametrize("state", ["example", "blocking", "fairshare"])
 def test_threads_give_the_same_decisions(tmp_path: Path, picker: str, state: str) -> None:
-    """``--threads``: the same decisions JSON as one thread (elapsed_s and the threads
+    """``--threads``: the same decisions JSON as one thread (the threads
     count aside); stats.threads says which mode ran."""
     path = {
         "example": lambda: EXAMPLE,
@@ -229,15 +228,13 @@ def test_a_snapshot_of_a_snapshot_is_the_same_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("threads", [(), ("--threads",)], ids=["sync", "threads"])
 def test_json_stats_has_every_session_statistic(threads: tuple[str, ...]) -> None:
     """JSON ``stats``: jobs, dispatched, pending, pending_by_reason, cache_hits,
-    plans_tried, host_tries, elapsed_s, threads — consistent with the decisions."""
+    plans_tried, host_tries, threads — consistent with the decisions."""
     info = schedule_json(EXAMPLE, *threads)
     s = info["stats"]
     assert set(s) >= STATS_KEYS
-    for key in STATS_KEYS - {"pending_by_reason", "elapsed_s"}:
+    for key in STATS_KEYS - {"pending_by_reason"}:
         assert isinstance(s[key], int), key
         assert s[key] >= 0
-    assert isinstance(s["elapsed_s"], float)
-    assert s["elapsed_s"] >= 0
     assert s["dispatched"] == len(info["dispatched"])
     assert s["pending"] == len(info["pending"])
     assert s["jobs"] == s["dispatched"] + s["pending"]

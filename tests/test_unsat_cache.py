@@ -144,7 +144,8 @@ def test_another_identity_or_shape_is_a_miss(
 ) -> None:
     """Spec Req 7 AC 1 / design §3: the key is fingerprint + user + queue + project, so
     another user, queue or project (or another task count) is a miss and allocates in
-    full."""
+    full (with ``reuse_failures`` off: that shortcut answers such a job without plans
+    while the books are unchanged, see below)."""
     base: dict[str, object] = {"tasks": 3, "user": "alice", "queue": "normal", "project": "p1"}
     state = (
         cluster()
@@ -152,7 +153,7 @@ def test_another_identity_or_shape_is_a_miss(
         .job("j2", resreq="span[hosts=1]", **{**base, **differs})  # type: ignore[arg-type]
         .build()
     )
-    alloc = allocator(state)
+    alloc = allocator(state, reuse_failures=False)
     decide(alloc, "j1")
     before, misses = constructed["plans"], alloc.stats.cache_misses
     second = decide(alloc, "j2")
@@ -225,11 +226,12 @@ def test_select_that_can_turn_true_is_never_looked_up_nor_cached(
     constructed: Counter[str],
 ) -> None:
     """Design §3 (exclusions): a primary whose select compares a consumable with `<` may
-    turn true as resources fall, so it is neither looked up nor cached."""
+    turn true as resources fall, so it is neither looked up nor cached (``reuse_failures``
+    off: on unchanged books that shortcut answers j2 exactly, volatile select or not)."""
     state = (
         cluster().job("j1", resreq="select[mem<100]").job("j2", resreq="select[mem<100]").build()
     )
-    alloc = allocator(state)
+    alloc = allocator(state, reuse_failures=False)
     decisions = []
     for job in ("j1", "j2"):
         before = constructed["plans"]
@@ -318,3 +320,76 @@ def test_alter_job_hit_when_every_alternative_is_cached() -> None:
     assert isinstance(second, Pending)
     assert (first.cached, second.cached) == (False, True)
     assert second.info.reason is first.info.reason is PendReason.SELECT
+
+
+# -- AllocOptions.reuse_failures: a failure on unchanged books is answered again ---------
+
+
+def _pair(differs: dict[str, object]) -> ClusterState:
+    base: dict[str, object] = {"tasks": 3, "user": "alice", "queue": "normal", "project": "p1"}
+    return (
+        cluster()
+        .job("j1", resreq="span[hosts=1]", **base)  # type: ignore[arg-type]
+        .job("j2", resreq="span[hosts=1]", **{**base, **differs})  # type: ignore[arg-type]
+        .job("small", resreq="rusage[mem=1]", tasks=1)
+        .job("j3", resreq="span[hosts=1]", **base)  # type: ignore[arg-type]
+        .build()
+    )
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_failure_on_unchanged_books_is_reused_for_another_identity(
+    constructed: Counter[str], cache: bool
+) -> None:
+    """Issue 9 (exact shortcuts): another user's identical primary, tried before anything
+    was charged, gets the first failure's pend info without a plan being constructed —
+    the very reason, message and per-host breakdown a full attempt gives (the same books
+    give the same answer), not marked ``cached`` (it is not a Req 7 hit)."""
+    state = _pair({"user": "bob"})
+    full = allocator(state, cache=cache, reuse_failures=False)
+    fast = allocator(state, cache=cache)
+    decide(fast, "j1")
+    before = constructed["plans"]
+    got = decide(fast, "j2")
+    assert constructed["plans"] == before  # no plan: the failure was reused
+    assert fast.stats.failures_reused == 1
+    decide(full, "j1")
+    want = decide(full, "j2")
+    assert isinstance(got, Pending)
+    assert isinstance(want, Pending)
+    assert not got.cached
+    assert not want.cached
+    assert (got.info, got.info.hosts, got.info.examples) == (
+        want.info,
+        want.info.hosts,
+        want.info.examples,
+    )
+
+
+def test_a_charge_ends_the_reuse(constructed: Counter[str]) -> None:
+    """Issue 9: once a job is charged the books have changed, and an identical primary of
+    another identity is tried in full again (its pend reason may have changed)."""
+    state = _pair({"user": "bob"})
+    alloc = allocator(state, cache=False)
+    decide(alloc, "j1")
+    assert isinstance(decide(alloc, "small"), Dispatched)
+    before = constructed["plans"]
+    assert isinstance(decide(alloc, "j3"), Pending)
+    assert constructed["plans"] > before
+    assert alloc.stats.failures_reused == 0
+
+
+def test_reuse_respects_the_limits_that_apply() -> None:
+    """Issue 9: the reuse key holds the limits that apply to the job, so a job that a
+    limit holds back and one it does not are never answered by each other."""
+    state = (
+        cluster()
+        .limit("cap", users=["bob"], slots=1)
+        .job("j1", resreq="span[hosts=1]", tasks=3, user="alice")
+        .job("j2", resreq="span[hosts=1]", tasks=3, user="bob")
+        .build()
+    )
+    alloc = allocator(state, cache=False)
+    decide(alloc, "j1")
+    decide(alloc, "j2")
+    assert alloc.stats.failures_reused == 0

@@ -43,6 +43,7 @@ class SessionBooks:
         self.scales = state.catalog.scales
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.cursors: dict[object, int] = {}
+        self.version = 0  # bumped whenever availability changes (see :meth:`charge`)
         self.max_slots = 0.0
         self.n_ok = 0
         self.total_slots = 0.0
@@ -79,6 +80,7 @@ class SessionBooks:
             self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds
             self.n_ok = int(np.count_nonzero(self.ok))  # no plan has more buckets
         self.total_slots = float(np.nansum(avail[SLOTS][self.ok]))  # falls as jobs start
+        self.version += 1
         self.memo.reset()
         self.cursors.clear()
         self._static_eligible.clear()
@@ -132,6 +134,7 @@ class SessionBooks:
     def charge(self, allocation: JobAllocation) -> None:
         """Hand a dispatched job's resources out: no later job of the session gets them."""
         avail, scales = self._avail, self.scales
+        self.version += 1  # every result computed from the books before is now stale
         self.total_slots -= allocation.slots
         for part in allocation.parts:
             if isinstance(part, ClaimRun):  # distinct hosts: one numpy pass per resource

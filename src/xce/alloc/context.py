@@ -28,6 +28,7 @@ class AllocStats:
         "cache_hits",
         "cache_inserts",
         "cache_misses",
+        "failures_reused",
         "host_tries",
         "iterators",
         "plans_tried",
@@ -40,6 +41,7 @@ class AllocStats:
         self.cache_hits = 0
         self.cache_misses = 0
         self.cache_inserts = 0
+        self.failures_reused = 0  # primaries answered by an identical failure, same books
 
 
 class AllocContext:

@@ -53,6 +53,7 @@ _JOBS = "jobs"  # a limit's key for the number of jobs
 _NOTHING: dict[str, float] = {}
 Hook = Callable[[AllocContext], None]
 Placed = tuple[tuple[Part, ...], tuple[tuple[str, float], ...]]
+_FailureKey = tuple[object, int, object, AllocMode]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,9 @@ class AllocOptions:
     shortcuts: bool = True  # exact shortcuts: skip plans that provably fail
     cursors: bool = True  # per-session host-scan cursors (skip hosts that can never fit)
     explain: bool = True  # per-host breakdowns of pend reasons (drivers that show them)
+    # a primary that failed on books unchanged since (no charge in between, same limits)
+    # fails the same way again: its pend reason is reused without trying the plans
+    reuse_failures: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,8 @@ class Allocator:
         self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups: dict[tuple[str, ...], list[np.ndarray | None]] = {}
         self._group_of: dict[tuple[str, ...], npt.NDArray[np.intp]] = {}
+        self._failed: dict[_FailureKey, PendInfo] = {}  # this books version's failures
+        self._failed_version = -1
         self.empty = EmptyCluster(self, self._on_empty)
 
     def _on_empty(self, state: ClusterState) -> Allocator:
@@ -133,6 +139,7 @@ class Allocator:
         self._standard_hooks = self.registry.builtin_only()
         self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups.clear()  # host attributes may have changed between sessions
+        self._failed.clear()
 
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
@@ -285,6 +292,10 @@ class Allocator:
             self.stats.cache_misses += 1
         # Sound to cache only if no earlier term of this job holds debits (design §3).
         clean = not ctx.holds_any
+        again = self._failure_key(pp, ctx) if clean else None
+        if again is not None and again in self._failed:
+            self.stats.failures_reused += 1
+            return self._unsatisfiable(key, self._failed[again])
         ctx.primary, ctx.term = pp, term
         short = shared_shortfall(pp, ctx)
         if short is not None:
@@ -295,8 +306,24 @@ class Allocator:
         if claims is None:
             ctx.credit_shared(pp.wants.shared_units)
             info = diagnose(pp, ctx, breakdown=self.options.explain, groups=groups)
+            if again is not None:
+                self._failed[again] = info
             return self._unsatisfiable(key if clean else None, info)
         return claims
+
+    def _failure_key(self, pp: PreparedPrimary, ctx: AllocContext) -> _FailureKey | None:
+        """What a clean attempt's outcome depends on besides the books, if the outcome
+        is a function of them (builtin plugins: no hook sees the job); None otherwise.
+
+        Valid for the current books version only: the memo is emptied when it changes.
+        """
+        if not (self.options.reuse_failures and self._standard_hooks):
+            return None
+        version = self.books.version
+        if version != self._failed_version:
+            self._failed.clear()
+            self._failed_version = version
+        return (pp.primary.fingerprint, pp.tasks, ctx.limit_ids, ctx.mode)
 
     def _unsatisfiable(self, key: CacheKey | None, info: PendInfo) -> _Failed:
         if key is not None:

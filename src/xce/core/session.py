@@ -155,6 +155,7 @@ class SessionStats:
     cache_hits: int = 0
     cache_misses: int = 0
     cache_inserts: int = 0
+    failures_reused: int = 0
     plans_tried: int = 0
     host_tries: int = 0
     iterators: int = 0
@@ -280,6 +281,7 @@ class Session:
             cache_hits=s.cache_hits,
             cache_misses=s.cache_misses,
             cache_inserts=s.cache_inserts,
+            failures_reused=s.failures_reused,
             plans_tried=s.plans_tried,
             host_tries=s.host_tries,
             iterators=s.iterators,
