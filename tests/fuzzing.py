@@ -17,12 +17,12 @@ locator; the ones here:
 
 - :func:`located_in_file` (state files, jobs files, SWF): stderr has a line
   ``xce: error: FILE:LINE...`` (or ``FILE: line LINE``) or ``xce: error: FILE: PATH: ...``
-  where ``FILE`` is the
-  input's path exactly as given on the command line, ``LINE`` a number between 1 and the
-  file's line count (+1, an end-of-file position), and ``PATH`` a path into the
-  document as the loader writes them (``jobs[3].resreq``, ``hosts[0].name``,
-  ``["odd key"]``). ``allow_bare`` (for inputs with nothing to point into, such as a
-  blank file or a broken ``.gz`` stream) accepts ``xce: error: FILE: message``.
+  where ``FILE`` is the input's path exactly as given on the command line, ``LINE`` a
+  number between 1 and the file's line count (+1, an end-of-file position), and ``PATH``
+  a path into the document as the loader writes them (``jobs[3].resreq``,
+  ``hosts[0].name``, ``["odd key"]``) whose first step is a section, ``job``, a quoted
+  key or a word the file holds. ``allow_bare`` (for inputs with nothing to point into,
+  such as a blank file or a broken ``.gz`` stream) accepts ``xce: error: FILE: message``.
 - the requirement fuzzer's own locator (see ``test_fuzz_resreq.py``).
 
 **Seeds.** ``XCE_FUZZ_SEED`` (default 0) seeds every fuzzer; case ``i`` of a fuzzer draws
@@ -268,6 +268,17 @@ DOC_PATH = r"(?:[^\W\d]\w*|\[[^\]]*\])(?:\.[^\W\d]\w*|\[[^\]]*\])*"
 ``["odd key"]``, ``job.resreq``."""
 
 
+SECTIONS = ("resources", "hosts", "shared", "queues", "limits", "running", "jobs", "picker")
+
+
+def _names_a_key(doc_path: str, text: str) -> bool:
+    """A path's first step is a section of a state file, ``job`` (a JSONL line), a quoted
+    key, or a word the file holds: not just any word before a colon."""
+    first = re.match(r"[^\W\d]\w*|\[", doc_path)
+    step = first.group() if first else ""
+    return step in (*SECTIONS, "job", "[") or step in text
+
+
 def _line_count(path: Path) -> int:
     try:
         data = path.read_bytes()
@@ -284,14 +295,19 @@ def located_in_file(path: Path, *, allow_bare: bool = False) -> Locator:
     name = re.escape(str(path))
     lines = _line_count(path)
     with_line = re.compile(rf"^xce: error: {name}(?::| line |: line )(\d+)[:,\s]", re.M)
-    with_path = re.compile(rf"^xce: error: {name}: {DOC_PATH}: ", re.M)
+    with_path = re.compile(rf"^xce: error: {name}: ({DOC_PATH}): ", re.M)
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        text = ""
     bare = re.compile(rf"^xce: error: {name}: \S", re.M)
 
     def locate(err: str) -> bool:
         m = with_line.search(err)
         if m and 1 <= int(m.group(1)) <= lines + 1:
             return True
-        if with_path.search(err):
+        m = with_path.search(err)
+        if m and _names_a_key(m.group(1), text):
             return True
         return allow_bare and bool(bare.search(err))
 

@@ -375,3 +375,49 @@ def test_recorded_failure(case: Recorded, tmp_path: Path) -> None:
         else:
             outcome = run_state(case.argv, copy_)
     assert outcome.problem is None, (outcome.problem, outcome.stderr[-2000:])
+
+
+# -- the harness's checks are real ------------------------------------------------------------
+
+
+def test_harness_locators(tmp_path: Path) -> None:
+    """issue 10: what counts as located, on messages written by hand."""
+    f = tmp_path / "s.yaml"
+    f.write_text("hosts:\n  - {name: h, slots: 1}\n", encoding="utf-8")
+    located = located_in_file(f)
+    assert located(f"xce: error: {f}:2:5: hosts[0].slots: bad\n")
+    assert located(f"xce: error: {f}: hosts[0].slots: bad\n")
+    assert located(f"xce: error: {f}: line 2: job 'x' needs a runtime\n")
+    assert not located(f"xce: error: {f}: bad\n")  # the file, but nowhere in it
+    assert located_in_file(f, allow_bare=True)(f"xce: error: {f}: bad\n")
+    assert not located(f"xce: error: {f}:99: bad\n")  # beyond the file's 3 lines
+    assert not located(f"xce: error: {f}: cannot: bad\n")  # not a key of the file
+    assert not located("xce: error: <4 hosts x 1 slots>: hosts[0].slots: bad\n")
+    assert not located(f"warning: {f}:2: bad\nxce: error: bad\n")  # not the error line
+    assert located_requirement("xce: error: requirement: bad\n  select[x]\n         ^\n")
+    assert not located_requirement("xce: error: requirement: bad\n  \ne\n   ^\n")
+    assert located_requirement("xce: error: --tasks: expected N\n")
+    assert not located_requirement("xce: error: bad\n")
+
+
+def test_harness_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 10: the harness reports a hang, a traceback, a changed input and a raw control
+    character (the resreq command made to misbehave)."""
+    import time as time_
+
+    from xce.cli import resreq_cmd
+
+    spare = tmp_path / "spare.txt"
+    spare.write_text("x", encoding="utf-8")
+    argv = ["resreq", "--json", "--", "select[fast]"]
+
+    def run(effect: Any) -> str | None:
+        monkeypatch.setattr(resreq_cmd, "describe", effect)
+        return run_cli(argv, [spare], located_requirement, timeout=1.0).problem
+
+    assert (run(lambda *a, **k: time_.sleep(5)) or "").startswith("hang")
+    assert "traceback" in (run(lambda *a, **k: 1 / 0) or "")
+    assert "changed" in (run(lambda *a, **k: spare.write_text("y") and {}) or "")
+    assert "control character" in (run(lambda *a, **k: print("\x1b[2J") or {}) or "")
+    monkeypatch.undo()
+    assert run_cli(argv, [spare], located_requirement).problem is None
