@@ -1,5 +1,6 @@
 """A fuzzer over workload lines (issue 10): SWF traces (``.swf`` and ``.swf.gz``, whole,
-truncated or corrupt) and jobs files (JSONL, one job a line) built small and then broken
+truncated or corrupt) and jobs files (JSONL, one job a line; now and then a JSON or YAML
+``{jobs: [...]}`` document, a job a line) built small and then broken
 line by line and byte by byte, replayed by ``xce simulate --workload FILE`` with
 ``--cluster examples/cluster.yaml``, ``--hosts N --slots-per-host C`` or (SWF) the
 cluster from the trace's header; with and without ``--lenient``, ``--json`` or the table,
@@ -146,9 +147,10 @@ def _retype(value: Any, rnd: random.Random) -> Any:
     )
 
 
-def jsonl_case(rnd: random.Random, uniform: bool) -> tuple[bytes, list[str]]:
-    """A JSONL jobs file, broken: keys, values, names, requirements, lines, bytes.
-    ``uniform``: for a --hosts cluster (no mem, no attributes: requirements left out)."""
+def jsonl_case(rnd: random.Random, uniform: bool, fmt: str = "jsonl") -> tuple[bytes, list[str]]:
+    """A jobs file (``fmt``: jsonl, or a json/yaml document with a job a line), broken:
+    keys, values, names, requirements, lines, bytes. ``uniform``: for a --hosts cluster
+    (no mem, no attributes: requirements left out)."""
     start = rnd.randrange(len(_BASE_JOBS) - 12)
     jobs: list[Any] = [dict(j) for j in _BASE_JOBS[start : start + rnd.randint(1, 12)]]
     if uniform:
@@ -209,7 +211,13 @@ def jsonl_case(rnd: random.Random, uniform: bool) -> tuple[bytes, list[str]]:
         lines.insert(rnd.randrange(len(lines) + 1), rnd.choice(("", "   ", "null", "[]", "{")))
         how.append("junk line")
     sep = rnd.choice(("\n", "\n", "\n", "\r\n"))
-    data = (sep.join(lines) + rnd.choice((sep, ""))).encode("utf-8", "surrogatepass")
+    if fmt == "json":  # a document {"jobs": [...]}, a job a line
+        text = '{"jobs": [' + sep + ("," + sep).join(lines) + sep + "]}" + sep
+    elif fmt == "yaml":  # jobs: then a flow mapping (JSON) a line
+        text = "jobs:" + sep + "".join(f"  - {line}{sep}" for line in lines)
+    else:
+        text = sep.join(lines) + rnd.choice((sep, ""))
+    data = text.encode("utf-8", "surrogatepass")
     return _bytes_ops(data, rnd, how), how
 
 
@@ -328,8 +336,9 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             rnd = random.Random(f"{fuzz_seed()}/{case}")
             swf = rnd.random() < 0.5
             options = _options(rnd, swf)
-            data, how = swf_case(rnd) if swf else jsonl_case(rnd, "--hosts" in options)
-            suffix = ".jsonl"
+            fmt = rnd.choice(("jsonl", "jsonl", "jsonl", "jsonl", "json", "yaml"))
+            data, how = swf_case(rnd) if swf else jsonl_case(rnd, "--hosts" in options, fmt)
+            suffix = f".{fmt}"
             gz_broken = False
             if swf:
                 suffix = ".swf"

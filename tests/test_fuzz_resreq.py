@@ -282,7 +282,8 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             if door == "state":
                 fmt = rnd.choice(("json", "yaml"))
                 path = tmp / f"case.{fmt}"
-                argv = ["schedule", "{input}", *rnd.choice((["--json"], ["--json"], []))]
+                mode = rnd.choice((["--json"], ["--json"], [], ["--json", "--lenient"]))
+                argv = ["schedule", "{input}", *mode]
                 doc = _state_doc(text, rnd)
                 data = _state_text(doc, fmt)
                 path.write_bytes(data)
