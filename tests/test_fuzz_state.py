@@ -538,6 +538,8 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             if snapshot is not None:
                 snapshot.unlink(missing_ok=True)
             outcome = run_case(path, mode, snapshot, sample=subprocess_sample(case))
+            if m.duplicate_key and "--lenient" in mode:
+                m.duplicate_key = False  # a job entry with one pends INVALID: exit 0 is right
             if outcome.problem is None and outcome.exit_code == 0 and m.duplicate_key:
                 outcome.problem = "exit 0 for a state file with a duplicate key"
             if outcome.problem is None:
