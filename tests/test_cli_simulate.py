@@ -458,10 +458,13 @@ def test_unrunnable_job_ids_print_as_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("nodes", "procs"), [(300_000_000, 600_000_000), (None, 300_000_000)])
 def test_a_huge_header_cluster_is_refused(tmp_path: Path, nodes: int | None, procs: int) -> None:
     """issue 10 (huge numbers): an SWF header's ``MaxNodes 3e8`` exhausted memory building
-    the cluster. Beyond MAX_HOSTS it is exit 2 naming the trace, before any work."""
+    the cluster. Beyond MAX_HOSTS it is exit 2 naming the trace and the header's line,
+    before any work."""
     path = tmp_path / "huge.swf"
     path.write_text(swf_text(5, nodes=nodes, procs=procs), encoding="utf-8")
     result = xce("--workload", path)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert str(path) in result.stderr
-    assert "more than xce simulates (1,000,000): pass --hosts" in result.stderr
+    key = "MaxNodes" if nodes else "MaxProcs"
+    assert f"{path}:" in result.stderr  # file:line
+    assert f"header {key} is 3e+08, more than 1,000,000 (the limit)" in result.stderr

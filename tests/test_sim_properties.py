@@ -331,7 +331,7 @@ def test_cli_exits_1_saying_it_is_a_bug(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``xce simulate`` on a broken engine: exit 1, and stderr says it is a bug in xce."""
-    monkeypatch.setattr("xce.cli.simulate_cmd.Simulation", engine)
+    monkeypatch.setattr("xce.sim.engine.Simulation", engine)
     args = ["simulate", "--workload", _jsonl(tmp_path), "--hosts", "2", "--slots-per-host", "1"]
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 1, (result.stdout, result.stderr)

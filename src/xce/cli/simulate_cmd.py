@@ -45,13 +45,8 @@ def header_cluster(trace: SwfTrace) -> tuple[int, int]:
     """(hosts, slots per host) from an SWF header: MaxNodes x MaxProcs/MaxNodes."""
     from xce.sim.generate import MAX_HOSTS
 
-    nodes, procs = trace.header_int("MaxNodes"), trace.header_int("MaxProcs")
-    if (nodes or procs or 0) > MAX_HOSTS:
-        raise InputError(
-            f"the trace header gives {nodes or procs:,} hosts, more than xce simulates "
-            f"({MAX_HOSTS:,}): pass --hosts and --slots-per-host",
-            source=trace.source,
-        )
+    nodes = trace.header_int("MaxNodes", limit=MAX_HOSTS)  # located: file and header line
+    procs = trace.header_int("MaxProcs", limit=None if nodes else MAX_HOSTS)  # hosts if alone
     if nodes and procs:
         return nodes, max(procs // nodes, 1)
     if nodes or procs:
@@ -122,7 +117,12 @@ def _workload(
     options: dict[str, object] = (
         {"limit": limit, "lenient": lenient, "memory": has_mem} if is_swf(spec) else {}
     )
-    jobs, trace = load_workload(spec, **options)
+    if is_swf(spec):
+        jobs, trace = load_workload(spec, **options)
+    else:  # a jobs file: requirements checked against the cluster's names at load
+        from xce.sim.workload import load_jobs_file
+
+        jobs, trace = load_jobs_file(spec, catalog=cluster.catalog if cluster else None), None
     if limit is not None and trace is None:
         jobs = jobs[:limit]
     return jobs, trace
@@ -149,7 +149,8 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
             " / ".join(fmt(data[k], " s") for k in ("mean_wait_s", "median_wait_s", "p95_wait_s")),
         ),
         ("mean bounded slowdown (10 s)", fmt(data["mean_bsld"])),
-        ("utilisation", f"{100 * data['utilization']:.1f} %"),
+        ("utilisation, workload jobs", f"{100 * data['utilization']:.1f} %"),
+        ("utilisation, all work", f"{100 * data['utilization_all_work']:.1f} %"),
         ("makespan", f"{data['makespan_s'] / 3600:,.1f} h"),
         ("throughput", fmt(data["throughput_jobs_per_hour"], " jobs/h")),
     ]
