@@ -386,7 +386,7 @@ def recorded(fuzzer: str) -> list[Recorded]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):
-            if not path.is_file() or path.suffix == ".txt":
+            if not path.is_file() or path.suffix in (".txt", ".md"):
                 continue
             kind, argv, expect = _read_sidecar(path)
             if kind == fuzzer:
