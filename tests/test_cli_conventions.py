@@ -199,7 +199,10 @@ def test_the_readme_command_reproduces_the_bundled_workload(
     assert (tmp_path / "workload.jsonl").read_bytes() == expected
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/cli.md"])
+@pytest.mark.parametrize(
+    "page",
+    ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))],
+)
 def test_docs_link_only_to_files_in_the_repository(page: str) -> None:
     """issue 10: docs linked to files outside the repository (../shared/...). Every
     relative link of these pages names a file of the repository, and no path leaves it."""
