@@ -129,6 +129,7 @@ def run_cli(
     check_stdout: Callable[[str], bool] | None = None,
     timeout: float = CASE_TIMEOUT_S,
     subprocess_too: bool = False,
+    before_each: Callable[[], None] | None = None,
 ) -> Outcome:
     """``xce ARGV`` in-process; the outcome, with what went wrong (``problem``) if anything.
 
@@ -136,9 +137,12 @@ def run_cli(
     the same exit code as in-process), for the sample of cases that
     :func:`subprocess_sample` picks. A hang in C code, where the alarm cannot interrupt,
     ends the whole run after ``2 * timeout + 30`` s with every thread's stack
-    (``faulthandler``): loud, never silent.
+    (``faulthandler``): loud, never silent. ``before_each`` runs before each of the two
+    runs (to remove an output directory, say).
     """
     argv = list(argv)
+    if before_each is not None:
+        before_each()
     before = {p: _digest(p) for p in inputs}
     runner = CliRunner(env={"COLUMNS": "200"})
     old = signal.signal(signal.SIGALRM, _on_alarm)
@@ -158,6 +162,8 @@ def run_cli(
         return Outcome(argv, code, out, err, f"uncaught {type(exc).__name__}: {str(exc)[:300]}")
     outcome = _check(argv, inputs, before, locate, check_stdout, code, out, err)
     if subprocess_too and outcome.problem is None:
+        if before_each is not None:
+            before_each()
         real = _run_process(argv, inputs, locate, check_stdout, timeout)
         if real is not None and real.problem is None and real.exit_code != code:
             real.problem = f"exit {real.exit_code} as a process, {code} in-process"

@@ -305,13 +305,13 @@ def run_workload(
 ) -> Outcome:
     argv = [a.replace("{input}", str(path)).replace("{root}", str(ROOT)) for a in argv_template]
     out = Path(f"{path}.out")
-    shutil.rmtree(out, ignore_errors=True)
     outcome = run_cli(
         argv,
         [path, CLUSTER],
         located_in_file(path, allow_bare=bare_ok),
         check_stdout=_metrics if "--json" in argv else None,
         subprocess_too=sample,
+        before_each=lambda: shutil.rmtree(out, ignore_errors=True),
     )
     if outcome.problem is None and outcome.exit_code == 0 and "--out" in argv:
         missing = [f for f in ("jobs.csv", "metrics.json") if not (out / f).is_file()]
