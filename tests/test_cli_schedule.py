@@ -68,11 +68,15 @@ def test_json_has_the_design_shape(example_run: subprocess.CompletedProcess[str]
     """Design §5 decisions JSON: exit 0; exactly the documented keys on dispatched,
     allocation and pending entries, with their types; the documented stats keys
     (issue 9: pending entries carry ``examples``, ``limits`` when there are any,
-    ``cause`` for NEVER_RUNNABLE)."""
+    ``cause`` for NEVER_RUNNABLE; issue 11: ``preempted`` when a queue of the state
+    preempts, and ``preempts``/``promise`` on a PREEMPTING entry)."""
     assert example_run.returncode == 0, example_run.stderr
     assert example_run.stderr == ""
     info = json.loads(example_run.stdout)
-    assert set(info) == {"dispatched", "pending", "stats"}
+    preempting = any(q.preempts for q in load_state(EXAMPLE).queues.values())
+    assert set(info) == {"dispatched", "pending", "stats"} | (
+        {"preempted"} if preempting else set()
+    )
     hosts = set(load_state(EXAMPLE).hosts.names)
     for d in info["dispatched"]:
         assert set(d) == DISPATCHED_KEYS, d
@@ -89,8 +93,9 @@ def test_json_has_the_design_shape(example_run: subprocess.CompletedProcess[str]
             assert a["term"] >= 0
             assert _amounts(a["resources"])
     for p in info["pending"]:
-        assert set(p) - {"limits", "cause"} == PENDING_KEYS, p
+        assert set(p) - {"limits", "cause", "preempts", "promise"} == PENDING_KEYS, p
         assert ("cause" in p) == (p["reason"] == "NEVER_RUNNABLE"), p
+        assert ("preempts" in p) == ("promise" in p) == (p["reason"] == "PREEMPTING"), p
         assert "limits" not in p or (p["limits"] and all(isinstance(n, str) for n in p["limits"]))
         assert set(p["examples"]) <= set(p["hosts"]), p
         for code, names in p["examples"].items():

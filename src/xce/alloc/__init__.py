@@ -21,6 +21,7 @@ from xce.alloc.outcome import (
     PendInfo,
     Pending,
     PendReason,
+    Preemption,
 )
 from xce.alloc.plans import (
     CombinatorialPlanIterator,
@@ -65,6 +66,7 @@ __all__ = [
     "Pending",
     "Plan",
     "PlanIterator",
+    "Preemption",
     "PreparedPrimary",
     "PreparedRequirement",
     "SeqJobAllocator",

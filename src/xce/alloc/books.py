@@ -9,6 +9,8 @@ drop a host's memo entries whenever they charge that host (design §2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -22,6 +24,9 @@ from xce.resreq import CompiledSelect, SelectMemo
 __all__ = ["SessionBooks"]
 
 FloatArray = npt.NDArray[np.float64]
+Amounts = tuple[tuple[str, float], ...]
+Holdings = Sequence[tuple[int, float, Amounts]]
+"""(host, slots, amounts in units) per claim of a running job."""
 
 
 class SessionBooks:
@@ -95,6 +100,73 @@ class SessionBooks:
         if mask is None:  # a static select's result holds for the whole session
             mask = self._static_eligible[select.id] = self.ok & self.memo.mask(select)
         return mask
+
+    # --- PREEMPT mode ------------------------------------------------------------------
+    def released(self, holdings: Holdings, shared: Amounts) -> SessionBooks:
+        """These books with ``holdings`` given back: what PREEMPT mode counts as
+        available (design §3a). ``holdings`` are (host, slots, amounts) and ``shared``
+        cluster-wide amounts, all in units.
+
+        A separate object: its own arrays, select memo, cursors and static eligibility
+        (availability in it is not the session's, and only falls while an attempt runs
+        against it), so every shortcut stays exact there. The session's books are left
+        exactly as they were.
+        """
+        view = object.__new__(SessionBooks)
+        view.state, view.scales = self.state, self.scales
+        avail = {name: units.copy() for name, units in self._avail.items()}
+        for h, slots, amounts in holdings:
+            avail[SLOTS][h] += slots
+            for name, units in amounts:
+                avail[name][h] += units
+        view._avail = avail
+        view._real = {
+            name: units if self.scales[name] == 1.0 else units / self.scales[name]
+            for name, units in avail.items()
+        }
+        view._stale = False
+        view._shared = dict(self._shared)
+        for name, units in shared:
+            view._shared[name] += units
+        view.memo = SelectMemo(view)
+        view.cursors = {}
+        view._static_eligible = {}
+        view.ok, view.max_slots, view.n_ok = self.ok, self.max_slots, self.n_ok
+        view.total_slots = float(np.nansum(avail[SLOTS][self.ok]))
+        view._hosts_seen, view._version_seen = self._hosts_seen, self._version_seen
+        view.version = 0
+        return view
+
+    def charge_beyond(
+        self,
+        allocation: JobAllocation,
+        given_back: Mapping[int, Mapping[str, float]],
+        shared_back: Mapping[str, float],
+    ) -> None:
+        """Hand out what a preemptor is promised, except what its victims give back
+        (units; their holdings stay charged until they release): per host and resource
+        ``max(0, promised - given back)``, so no later job of the session gets either."""
+        avail, scales = self._avail, self.scales
+        self.version += 1
+        for claim in allocation.claims:
+            h, back = claim.host, given_back.get(claim.host, {})
+            for name, units in (
+                (SLOTS, float(claim.slots)),
+                *((n, float(round(a * scales[n]))) for n, a in claim.amounts),
+            ):
+                beyond = units - back.get(name, 0.0)
+                if beyond > 0:
+                    avail[name][h] -= beyond
+                    if name == SLOTS and self.ok[h]:
+                        self.total_slots -= beyond
+                    elif name != SLOTS:
+                        self._stale = True
+            self.memo.forget_host(h)
+        for name, amount in allocation.shared:
+            beyond = to_units(amount, scales[name]) - shared_back.get(name, 0.0)
+            if beyond > 0:
+                self._shared[name] -= beyond
+                self.memo.forget_shared()
 
     # --- HostView --------------------------------------------------------------------
     @property

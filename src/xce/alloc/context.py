@@ -32,6 +32,8 @@ class AllocStats:
         "host_tries",
         "iterators",
         "plans_tried",
+        "preempt_probes",
+        "preemptions",
     )
 
     def __init__(self) -> None:
@@ -42,6 +44,8 @@ class AllocStats:
         self.cache_misses = 0
         self.cache_inserts = 0
         self.failures_reused = 0  # primaries answered by an identical failure, same books
+        self.preemptions = 0  # jobs that pend PREEMPTING (victims chosen)
+        self.preempt_probes = 0  # allocation attempts on PREEMPT views
 
 
 class AllocContext:

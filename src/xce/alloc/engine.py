@@ -39,13 +39,16 @@ from xce.alloc.outcome import (
     PendInfo,
     Pending,
     PendReason,
+    Preemption,
 )
 from xce.alloc.plans import Plan
 from xce.alloc.plugins import AllocatorRegistry, default_registry
+from xce.alloc.preemption import Footprint, find_preemption, footprint, given_back, may_preempt
 from xce.alloc.request import PreparedPrimary, PreparedRequirement
 from xce.cluster.catalog import SLOTS
-from xce.cluster.state import ClusterState
+from xce.cluster.state import ClusterState, RunningJob
 from xce.cluster.units import to_units
+from xce.preempt import LowestPriorityFirst, Preemptor
 
 __all__ = ["AllocOptions", "Allocator", "JobRequest"]
 
@@ -95,9 +98,14 @@ class Allocator:
         registry: AllocatorRegistry | None = None,
         options: AllocOptions | None = None,
         token: CancelToken | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.state = state
         self.registry = registry if registry is not None else default_registry()
+        self.preemptor: Preemptor = preemptor if preemptor is not None else LowestPriorityFirst()
+        self.preempted: set[str] = set()  # running jobs preempted this session
+        self._prints: dict[str, Footprint] = {}  # running job -> footprint (this session)
+        self._deferred: list[tuple[CacheKey, PendInfo]] | None = None
         self.options = options if options is not None else AllocOptions()
         self.token = token if token is not None else CancelToken()
         self.books = SessionBooks(state)
@@ -140,16 +148,87 @@ class Allocator:
         self._known_want = self._standard_hooks and self.options.shortcuts
         self._groups.clear()  # host attributes may have changed between sessions
         self._failed.clear()
+        self.preempted.clear()
+        self._prints.clear()
 
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
-        """Place ``job`` and charge the session's books at once, or say why it waits."""
-        decision = self._decide(job, mode, charge=True)
-        if isinstance(decision, Pending):
-            never = self.empty.never_runnable(job)
-            if never is not None:
-                return Pending(job.id, never, decision.cached)
+        """Place ``job`` and charge the session's books at once, or say why it waits.
+
+        The spec's full preemption flow: cache check, normal allocation, then — only if
+        that failed and the job's queue may preempt — the preemptor's victim sets; on
+        success the job pends PREEMPTING with its victims and no cache entry is made,
+        else the cache entries of the normal attempt are made as usual.
+        """
+        preempting = mode is AllocMode.NORMAL and may_preempt(self, job.queue)
+        self._deferred = [] if preempting else None
+        try:
+            decision = self._decide(job, mode, charge=True)
+        finally:
+            deferred, self._deferred = self._deferred, None
+        if not isinstance(decision, Pending):
+            return decision
+        never = self.empty.never_runnable(job)
+        if preempting and never is None and not decision.cached:
+            found = find_preemption(self, job, self.preemptor)
+            if found is not None:
+                return self._commit_preemption(job, *found)
+        for key, info in deferred or ():
+            self.cache.insert(key, info)
+            self.stats.cache_inserts += 1
+        if never is not None:
+            return Pending(job.id, never, decision.cached)
         return decision
+
+    def _commit_preemption(
+        self, job: JobRequest, found: Preemption, victims: list[Footprint]
+    ) -> Pending:
+        """Mark the victims preempted and hand out the job's promise (what its victims
+        give back stays charged to them until they release)."""
+        promise = found.promise
+        per_host, shared = given_back(victims)
+        self.books.charge_beyond(promise, per_host, shared)
+        ids = self.limits.applicable(job.user, job.queue, job.project)
+        if ids:
+            self.limits.charge(ids, promise)
+        self.preempted.update(found.victims)
+        self.stats.preemptions += 1
+        names = ", ".join(found.victims[:5]) + (", ..." if len(found.victims) > 5 else "")
+        info = PendInfo(
+            PendReason.PREEMPTING,
+            f"preempts {len(found.victims)} running job(s) ({names}); "
+            "starts once they have released",
+        )
+        return Pending(job.id, info, preemption=found)
+
+    def footprint_of(self, job: RunningJob) -> Footprint:
+        """A running job's footprint (memoised for the session)."""
+        found = self._prints.get(job.id)
+        if found is None:
+            found = self._prints[job.id] = footprint(self, job)
+        return found
+
+    def preempt_view(self, victims: Sequence[Footprint]) -> Allocator:
+        """An allocator like this one on a view of the session's books in which
+        ``victims`` have released everything (PREEMPT mode; the session's books are
+        not touched). The unsatisfiable cache is off there."""
+        view = object.__new__(Allocator)
+        view.__dict__.update(self.__dict__)
+        view.options = replace(self.options, cache=False)
+        view.books = self.books.released(
+            [c for f in victims for c in f.holdings], _sum_shared(victims)
+        )
+        view.limits = (
+            self.limits.released([(f.limit_ids, list(f.holdings), f.shared) for f in victims])
+            if self.state.limits
+            else self.limits
+        )
+        view.cache = UnsatCache()
+        view.stats = AllocStats()
+        view._failed = {}
+        view._failed_version = -1
+        view._deferred = None
+        return view
 
     def try_place(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
         """:meth:`decide` without charging the books or the never-runnable check (what
@@ -327,8 +406,11 @@ class Allocator:
 
     def _unsatisfiable(self, key: CacheKey | None, info: PendInfo) -> _Failed:
         if key is not None:
-            self.cache.insert(key, info)
-            self.stats.cache_inserts += 1
+            if self._deferred is not None:  # made only once preemption has failed too
+                self._deferred.append((key, info))
+            else:
+                self.cache.insert(key, info)
+                self.stats.cache_inserts += 1
         return _Failed(info)
 
     def _run_plans(
@@ -732,3 +814,11 @@ class _Capacity:
             if self.hosts_taking(size) < needed:
                 return False
         return True
+
+
+def _sum_shared(victims: Sequence[Footprint]) -> tuple[tuple[str, float], ...]:
+    total: dict[str, float] = {}
+    for f in victims:
+        for name, units in f.shared:
+            total[name] = total.get(name, 0.0) + units
+    return tuple(total.items())

@@ -8,7 +8,7 @@ caps are counted in resolution units (:mod:`xce.cluster.units`): exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -179,23 +179,43 @@ class LimitBooks:
         claims = [(c.host, float(c.slots), self._units(c.amounts)) for c in allocation.claims]
         self._add(which, claims, self._units(allocation.shared))
 
+    def released(
+        self, jobs: Sequence[tuple[tuple[int, ...], list[tuple[int, float, Amounts]], Amounts]]
+    ) -> LimitBooks:
+        """A copy of these books without the usage of ``jobs``: (the limits that apply
+        to the job, its claims (host, slots, amounts), its shared amounts), in units.
+        What PREEMPT mode counts (design §3a); these books are left as they were."""
+        view = object.__new__(LimitBooks)
+        view.state, view.scales, view.limits = self.state, self.scales, self.limits
+        view._applicable = self._applicable
+        view._total = [dict(t) for t in self._total]
+        view._per_host = [{k: a.copy() for k, a in ph.items()} for ph in self._per_host]
+        for which, claims, shared in jobs:
+            view._add(which, claims, shared, sign=-1.0)
+        return view
+
     def _add(
-        self, which: tuple[int, ...], claims: list[tuple[int, float, Amounts]], shared: Amounts
+        self,
+        which: tuple[int, ...],
+        claims: list[tuple[int, float, Amounts]],
+        shared: Amounts,
+        *,
+        sign: float = 1.0,
     ) -> None:
         for i in which:
             total, per_host = self._total[i], self._per_host[i]
             for key, amount in shared:  # cluster-wide amounts count towards aggregate limits
                 if key in total:
-                    total[key] += amount
+                    total[key] += sign * amount
             hosts_seen: set[int] = set()
             for h, slots, amounts in claims:
                 for key, amount in ((SLOTS, slots), *amounts):
                     if key in total:
-                        total[key] += amount
+                        total[key] += sign * amount
                         if per_host:
-                            per_host[key][h] += amount
+                            per_host[key][h] += sign * amount
                 if per_host and _JOBS in per_host and h not in hosts_seen:
-                    per_host[_JOBS][h] += 1
+                    per_host[_JOBS][h] += sign
                 hosts_seen.add(h)
             if _JOBS in total:
-                total[_JOBS] += 1
+                total[_JOBS] += sign

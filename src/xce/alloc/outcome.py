@@ -26,14 +26,16 @@ __all__ = [
     "PendInfo",
     "PendReason",
     "Pending",
+    "Preemption",
 ]
 
 
 class AllocMode(Enum):
     """Which resource pool the allocator draws from (spec Req 9 AC 5).
 
-    Only NORMAL is implemented by this allocator; PREEMPT is the extension point the
-    preemption layer fills in (it counts victims' resources as borrowable).
+    NORMAL draws on the session's books; PREEMPT on a view of them in which a candidate
+    victim set's whole footprint is available again (:mod:`xce.alloc.preemption`). Plan
+    and host iterators never test it: they read whatever books the attempt is given.
     """
 
     NORMAL = 0
@@ -273,12 +275,25 @@ class Dispatched:
 
 
 @dataclass(frozen=True, slots=True)
+class Preemption:
+    """The running jobs a pending job preempts (reason PREEMPTING), and the allocation
+    it is promised: it starts there once they have released (docs/preemption.md).
+    ``hosts[i]`` are the host indices ``victims[i]`` holds."""
+
+    victims: tuple[str, ...]
+    hosts: tuple[tuple[int, ...], ...]
+    promise: JobAllocation
+
+
+@dataclass(frozen=True, slots=True)
 class Pending:
-    """The job waits; ``cached`` when the unsatisfiable cache answered (spec Req 7 AC 5)."""
+    """The job waits; ``cached`` when the unsatisfiable cache answered (spec Req 7 AC 5);
+    ``preemption`` when it waits for the jobs it preempts to release."""
 
     job: str
     info: PendInfo
     cached: bool = False
+    preemption: Preemption | None = None
 
 
 Decision = Dispatched | Pending

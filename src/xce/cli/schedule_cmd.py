@@ -29,7 +29,7 @@ from xce.errors import InputError
 if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
     from rich.console import Console
 
-    from xce.alloc import Decision, Dispatched, Pending
+    from xce.alloc import Decision, Dispatched, JobAllocation, Pending
     from xce.cluster import ClusterState, Limit, PendingJob
     from xce.cluster.load import InvalidJob
     from xce.core import SchedulerCore, SessionResult
@@ -38,15 +38,18 @@ SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
+    return {"job": d.job, **_allocation(d.allocation, state)}
+
+
+def _allocation(a: JobAllocation, state: ClusterState) -> dict[str, Any]:
     names = state.hosts.names
     return {
-        "job": d.job,
-        "alternative": d.allocation.alternative,
+        "alternative": a.alternative,
         "allocation": [
             {"host": names[c.host], "slots": c.slots, "term": c.term, "resources": dict(c.amounts)}
-            for c in d.allocation.claims
+            for c in a.claims
         ],
-        "shared": _summed(d.allocation.shared),
+        "shared": _summed(a.shared),
     }
 
 
@@ -58,7 +61,7 @@ def _summed(amounts: tuple[tuple[str, float], ...]) -> dict[str, float]:
     return out
 
 
-def _pending(p: Pending) -> dict[str, Any]:
+def _pending(p: Pending, state: ClusterState) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "job": p.job,
         "reason": p.info.reason.value,
@@ -71,7 +74,21 @@ def _pending(p: Pending) -> dict[str, Any]:
         entry["limits"] = list(p.info.limits)
     if p.info.cause is not None:  # NEVER_RUNNABLE: why, even on the empty cluster
         entry["cause"] = p.info.cause.value
+    if p.preemption is not None:  # PREEMPTING: its victims and where it will start
+        entry["preempts"] = list(p.preemption.victims)
+        entry["promise"] = _allocation(p.preemption.promise, state)
     return entry
+
+
+def _preempted(result: SessionResult, state: ClusterState) -> list[dict[str, Any]]:
+    """Every job preempted this session: by whom, and the hosts it held."""
+    names = state.hosts.names
+    return [
+        {"job": victim, "by": p.job, "hosts": [names[h] for h in hosts]}
+        for p in result.pending
+        if p.preemption is not None
+        for victim, hosts in zip(p.preemption.victims, p.preemption.hosts, strict=True)
+    ]
 
 
 def decisions_json(
@@ -83,7 +100,7 @@ def decisions_json(
     s = result.stats
     info: dict[str, Any] = {
         "dispatched": [_dispatched(d, state) for d in result.dispatched],
-        "pending": [_pending(p) for p in result.pending],
+        "pending": [_pending(p, state) for p in result.pending],
         "stats": {
             "jobs": s.jobs,
             "dispatched": s.dispatched,
@@ -98,6 +115,9 @@ def decisions_json(
             "threads": s.threads,
         },
     }
+    if any(q.preempts for q in state.queues.values()):  # else the JSON of before
+        info["preempted"] = _preempted(result, state)
+        info["stats"]["preemptions"] = s.preemptions
     if timing:
         info["timing"] = {"elapsed_s": round(s.elapsed_s, 6)}
     return info
@@ -190,6 +210,14 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             row.append(_breakdown(p))
         table.add_row(*row)
     console.print(table)
+    if info.get("preempted"):
+        table = Table(title=f"Preempted ({len(info['preempted'])})", title_justify="left")
+        for col in ("job", "by", "hosts"):
+            table.add_column(col)
+        for v in info["preempted"]:
+            hosts = ", ".join(escape(h) for h in v["hosts"])
+            table.add_row(escape(v["job"]), escape(v["by"]), hosts)
+        console.print(table)
     s = info["stats"]
     elapsed = info["timing"]["elapsed_s"] if "timing" in info else None
     by_reason = ", ".join(f"{k} {v}" for k, v in s["pending_by_reason"].items())
@@ -314,7 +342,7 @@ def explain_job(
         out["limits"] = []
     else:
         out["status"] = "pending"
-        out["decision"] = _pending(decision)
+        out["decision"] = _pending(decision, state)
         cause = decision.info.cause  # NEVER_RUNNABLE: what fails even on the empty cluster
         out["cause"] = cause.value if cause is not None else None
         by_name = {lim.name: lim for lim in state.limits}

@@ -38,6 +38,7 @@ from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
 from xce.core.pickers import JobPicker, Pick, PickerRegistry, QueueCursor, default_pickers
 from xce.errors import Cancelled, InputError
+from xce.preempt import Preemptor
 
 __all__ = [
     "PickSequence",
@@ -156,6 +157,7 @@ class SessionStats:
     cache_misses: int = 0
     cache_inserts: int = 0
     failures_reused: int = 0
+    preemptions: int = 0
     plans_tried: int = 0
     host_tries: int = 0
     iterators: int = 0
@@ -189,9 +191,12 @@ class Session:
         token: CancelToken | None = None,
         pickers: PickerRegistry | None = None,
         picker: str | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
+        """``preemptor``: the victim-set iterator for queues that list ``preempts``
+        (default ``lowest_priority_first``)."""
         self.state = state
-        self.allocator = Allocator(state, registry, options, token)
+        self.allocator = Allocator(state, registry, options, token, preemptor)
         self.pickers = pickers if pickers is not None else default_pickers()
         self.default_picker = picker or state.default_picker or "fcfs"
         self._requests: dict[int, tuple[PendingJob, JobRequest]] = {}
@@ -282,6 +287,7 @@ class Session:
             cache_misses=s.cache_misses,
             cache_inserts=s.cache_inserts,
             failures_reused=s.failures_reused,
+            preemptions=s.preemptions,
             plans_tried=s.plans_tried,
             host_tries=s.host_tries,
             iterators=s.iterators,

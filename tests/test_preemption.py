@@ -1,0 +1,354 @@
+"""Preemption in the allocation engine and the session (issue 11): the spec's full
+preemption flow, PREEMPT views, the decisions and the JSON of ``xce schedule``.
+
+Expectations are worked out by hand from the clusters built here (table tests), or
+recomputed from the drawn state (properties), never read back from the engine's books.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import ClusterBuilder
+from xce.alloc import AllocOptions, Dispatched, Pending, PendReason
+from xce.cluster import ClusterState
+from xce.core import Session, SessionResult
+
+
+def run(state: ClusterState, **options: bool) -> SessionResult:
+    return Session(state, options=AllocOptions(**options)).run()
+
+
+def decision(result: SessionResult, job: str) -> Dispatched | Pending:
+    return next(d for d in result.decisions if d.job == job)
+
+
+def base() -> ClusterBuilder:
+    """high (50) preempts low (10) and mid (50, equal: never); other (5) is not listed."""
+    return (
+        ClusterBuilder()
+        .queue("high", 50, preempts=["low", "mid"])
+        .queue("mid", 50)
+        .queue("low", 10)
+        .queue("other", 5)
+    )
+
+
+# -- table tests --------------------------------------------------------------------------
+
+
+def test_one_big_low_priority_job_rather_than_several_small_ones() -> None:
+    """issue 11 (table): the preferred minimal set — one 4-slot victim on A rather than
+    the two younger 2-slot victims on B, though those rank first (fewest victims)."""
+    state = (
+        base()
+        .host("A", 4)
+        .host("B", 4)
+        .running("big", {"A": 4}, queue="low", start_time=0)
+        .running("s1", {"B": 2}, queue="low", start_time=5)
+        .running("s2", {"B": 2}, queue="low", start_time=6)
+        .job("h", 4, queue="high", resreq="span[hosts=1]")
+        .build()
+    )
+    d = decision(run(state), "h")
+    assert isinstance(d, Pending)
+    assert d.info.reason is PendReason.PREEMPTING
+    assert d.preemption is not None
+    assert d.preemption.victims == ("big",)
+    assert [(c.host, c.slots) for c in d.preemption.promise.claims] == [(0, 4)]
+
+
+def test_equal_priority_and_unlisted_queues_are_never_victims() -> None:
+    """issue 11 (table): a job of an equal-priority queue (mid, though listed) or of a
+    queue not listed (other) is never chosen; only low is, and when low is not
+    enough the job pends with its normal reason."""
+    state = (
+        base()
+        .host("A", 2)
+        .host("B", 2)
+        .host("C", 2)
+        .running("m", {"A": 2}, queue="mid")
+        .running("o", {"B": 2}, queue="other")
+        .running("l", {"C": 2}, queue="low")
+        .job("h2", 2, queue="high")
+        .job("h4", 4, queue="high")
+        .build()
+    )
+    result = run(state)
+    h2, h4 = decision(result, "h2"), decision(result, "h4")
+    assert isinstance(h2, Pending)
+    assert h2.preemption is not None
+    assert h2.preemption.victims == ("l",)
+    assert isinstance(h4, Pending)
+    assert h4.preemption is None
+    assert h4.info.reason is PendReason.NOT_ENOUGH_SLOTS
+
+
+def test_no_preemption_when_the_job_fits() -> None:
+    """issue 11 (table): a job that the normal allocator places is dispatched; nothing
+    is preempted."""
+    state = (
+        base().host("A", 4).running("l", {"A": 2}, queue="low").job("h", 2, queue="high").build()
+    )
+    result = run(state)
+    assert isinstance(decision(result, "h"), Dispatched)
+    assert result.stats.preemptions == 0
+
+
+def test_a_failed_preemption_fills_the_cache() -> None:
+    """issue 11 (table) / spec flow: the cache entry is made once preemption has failed
+    too, so an identical later job is a cache hit; a job that preempts makes none."""
+    state = (
+        base()
+        .host("A", 2)
+        .running("l", {"A": 1}, queue="low")
+        .running("o", {"A": 1}, queue="other")
+        .job("h1", 2, queue="high", user="u")
+        .job("h2", 2, queue="high", user="u")
+        .build()
+    )
+    result = run(state)
+    h1, h2 = decision(result, "h1"), decision(result, "h2")
+    assert isinstance(h1, Pending)
+    assert isinstance(h2, Pending)
+    assert h1.preemption is None
+    assert not h1.cached
+    assert h2.cached
+    assert result.stats.cache_inserts == 1
+
+
+def test_a_preemption_makes_no_cache_entry() -> None:
+    """issue 11 (spec flow): on success no cache entry; a second identical job is tried
+    in full (and finds no victim left: pends with its normal reason, uncached)."""
+    state = (
+        base()
+        .host("A", 2)
+        .running("l", {"A": 2}, queue="low")
+        .job("h1", 2, queue="high", user="u")
+        .job("h2", 2, queue="high", user="u")
+        .build()
+    )
+    result = run(state)
+    h1, h2 = decision(result, "h1"), decision(result, "h2")
+    assert isinstance(h1, Pending)
+    assert h1.preemption is not None
+    assert isinstance(h2, Pending)
+    assert h2.preemption is None  # no job is preempted twice in one session
+    assert not h2.cached
+    assert h2.info.reason is PendReason.NOT_ENOUGH_SLOTS
+
+
+def test_what_a_preemptor_is_promised_goes_to_no_later_job() -> None:
+    """issue 11 (table): h needs 4 slots on one host; A has 2 free and a 2-slot victim,
+    so h is promised all of A. The later low job of 2 tasks, which would fit in A's 2
+    free slots, pends."""
+    state = (
+        base()
+        .host("A", 4)
+        .running("v", {"A": 2}, queue="low")
+        .job("h", 4, queue="high", resreq="span[hosts=1]")
+        .job("later", 2, queue="low")
+        .build()
+    )
+    result = run(state)
+    assert decision(result, "h").info.reason is PendReason.PREEMPTING  # type: ignore[union-attr]
+    later = decision(result, "later")
+    assert isinstance(later, Pending)
+    assert later.info.reason is PendReason.NOT_ENOUGH_SLOTS
+
+
+def test_free_slots_beyond_the_promise_stay_available() -> None:
+    """issue 11: only the promise is withheld: B's free slots still go to a later job."""
+    state = (
+        base()
+        .host("A", 4)
+        .host("B", 2)
+        .running("v", {"A": 4}, queue="low")
+        .running("w", {"B": 1}, queue="other")
+        .job("h", 4, queue="high", resreq="span[hosts=1]")
+        .job("later", 1, queue="low")
+        .build()
+    )
+    result = run(state)
+    assert isinstance(decision(result, "later"), Dispatched)
+
+
+def test_compound_and_alternative_requirements_preempt_as_one_job() -> None:
+    """issue 11 (table): a compound job whose two terms need both victims preempts both
+    in one decision; an alternative job preempts for the first alternative that fits."""
+    state = (
+        base()
+        .host("A", 2, attributes={"type": "x"})
+        .host("B", 2, attributes={"type": "y"})
+        .running("va", {"A": 2}, queue="low", start_time=1)
+        .running("vb", {"B": 2}, queue="low", start_time=2)
+        .job("c", queue="high", resreq="2*{select[type==x]} + 2*{select[type==y]}")
+        .build()
+    )
+    c = decision(run(state), "c")
+    assert isinstance(c, Pending)
+    assert c.preemption is not None
+    assert sorted(c.preemption.victims) == ["va", "vb"]
+    assert sorted(cl.term for cl in c.preemption.promise.claims) == [0, 1]
+    alt = (
+        base()
+        .host("A", 2, attributes={"type": "x"})
+        .host("B", 2, attributes={"type": "y"})
+        .running("va", {"A": 2}, queue="other")
+        .running("vb", {"B": 2}, queue="low")
+        .job("a", 2, queue="high", resreq="{select[type==x]} || {select[type==y]}")
+        .build()
+    )
+    a = decision(run(alt), "a")
+    assert isinstance(a, Pending)
+    assert a.preemption is not None
+    assert a.preemption.victims == ("vb",)
+    assert a.preemption.promise.alternative == 1
+
+
+def test_resources_and_licences_of_victims_count_as_available() -> None:
+    """issue 11: PREEMPT counts a victim's whole footprint: its memory and its licence,
+    not just its slots."""
+    state = (
+        base()
+        .host("A", 4, mem=1000)
+        .shared("lic", 1)
+        .running("v", {"A": 1}, rusage={"mem": 900}, shared={"lic": 1}, queue="low")
+        .job("h", 1, queue="high", resreq="rusage[mem=500:lic=1]")
+        .build()
+    )
+    h = decision(run(state), "h")
+    assert isinstance(h, Pending)
+    assert h.preemption is not None
+    assert h.preemption.victims == ("v",)
+
+
+# -- properties ---------------------------------------------------------------------------
+
+
+@st.composite
+def preemption_states(draw: st.DrawFn) -> ClusterState:
+    n_hosts = draw(st.integers(1, 4))
+    b = base()
+    slots = [draw(st.integers(1, 6)) for _ in range(n_hosts)]
+    for i, s in enumerate(slots):
+        b.host(f"h{i}", s)
+    used = [0] * n_hosts
+    for r in range(draw(st.integers(0, 6))):
+        h = draw(st.integers(0, n_hosts - 1))
+        free = slots[h] - used[h]
+        if free == 0:
+            continue
+        k = draw(st.integers(1, free))
+        used[h] += k
+        queue = draw(st.sampled_from(["low", "mid", "other", "high"]))
+        b.running(f"r{r}", {f"h{h}": k}, queue=queue, start_time=float(draw(st.integers(0, 9))))
+    for j in range(draw(st.integers(1, 5))):
+        tasks = draw(st.integers(1, 8))
+        span = draw(st.sampled_from(["", "span[hosts=1]", "span[ptile=2]"]))
+        queue = draw(st.sampled_from(["high", "high", "low"]))
+        b.job(f"j{j}", tasks, queue=queue, resreq=span, user=draw(st.sampled_from("uv")))
+    return b.build()
+
+
+def _slots_held(state: ClusterState, result: SessionResult, gone: set[str]) -> Counter[int]:
+    index = state.hosts.index
+    held: Counter[int] = Counter()
+    for r in state.running:
+        if r.id not in gone:
+            for a in r.alloc:
+                held[index[a.host]] += a.slots
+    for d in result.dispatched:
+        for c in d.allocation.claims:
+            held[c.host] += c.slots
+    return held
+
+
+def _without(state: ClusterState, gone: Sequence[str], jobs: Sequence[str]) -> ClusterState:
+    from dataclasses import replace
+
+    return replace(
+        state,
+        running=tuple(r for r in state.running if r.id not in gone),
+        jobs=tuple(j for j in state.jobs if j.id in jobs),
+        used=_used_without(state, gone),
+    )
+
+
+def _used_without(state: ClusterState, gone: Sequence[str]) -> dict[str, Any]:
+    used = {k: v.copy() for k, v in state.used.items()}
+    index = state.hosts.index
+    for r in state.running:
+        if r.id in gone:
+            for a in r.alloc:
+                used["slots"][index[a.host]] -= a.slots
+    return used
+
+
+@given(preemption_states())
+def test_victims_are_lower_priority_distinct_and_the_preemptor_then_fits(
+    state: ClusterState,
+) -> None:
+    """issue 11 (properties): every victim is a running job of a queue the preemptor's
+    queue lists, of lower priority; no job is preempted twice in a session; the
+    promises and the dispatched jobs never over-allocate a host once the victims are
+    gone, and the dispatched jobs never do while they still run; and after its
+    victims release, a preemptor alone fits the cluster."""
+    result = run(state)
+    queues = state.queues
+    running = {r.id: r for r in state.running}
+    seen: list[str] = []
+    for p in result.pending:
+        if p.preemption is None:
+            continue
+        job = next(j for j in state.jobs if j.id == p.job)
+        mine = queues[job.queue]
+        for v in p.preemption.victims:
+            r = running[v]
+            assert r.queue in mine.preempts
+            assert queues[r.queue].priority < mine.priority
+        seen += p.preemption.victims
+        alone = run(_without(state, p.preemption.victims, [p.job]))
+        assert isinstance(decision(alone, p.job), Dispatched)
+    assert len(seen) == len(set(seen))
+    capacity = state.hosts.capacity["slots"]
+    held = _slots_held(state, result, set())
+    assert all(held[h] <= capacity[h] for h in held)
+    after = _slots_held(state, result, set(seen))
+    for p in result.pending:
+        if p.preemption is not None:
+            for c in p.preemption.promise.claims:
+                after[c.host] += c.slots
+    assert all(after[h] <= capacity[h] for h in after)
+
+
+@given(preemption_states())
+def test_switches_change_no_preemption(state: ClusterState) -> None:
+    """issue 11: the cache, the shortcuts, the cursors and failure reuse (each made
+    exact in PREEMPT mode by its own view) change no decision, preemptions included."""
+
+    def value(r: SessionResult) -> list[Any]:
+        out: list[Any] = []
+        for d in r.decisions:
+            if isinstance(d, Dispatched):
+                out.append((d.job, d.allocation.claims))
+            else:
+                pre = d.preemption
+                out.append(
+                    (
+                        d.job,
+                        d.info.reason,
+                        pre.victims if pre else None,
+                        pre.promise.claims if pre else None,
+                    )
+                )
+        return out
+
+    on = value(run(state))
+    off = value(run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False))
+    assert on == off
