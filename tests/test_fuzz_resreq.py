@@ -143,20 +143,63 @@ def _deep(rnd: random.Random) -> str:
     return "{" * n + "-" + "}" * n
 
 
+VALID_SELECTS = (
+    "mem>1000", "type==X86_64", "type=='ARM'", "fast", "!fast", "defined(gpu)", "cpuf>=1.5",
+    "slots>=2", "maxmem>100000", "swp>100 && mem<500000", "(fast || gpu) && mem>=0",
+    "model==\"XeonGold\"", "mem*2>1000", "-mem<0", "type!=ARM", "hname!='node01'",
+)  # fmt: skip
+VALID_SECTIONS = (
+    "rusage[mem=1000]", "rusage[mem=0.5:swp=100]", "rusage[lic_x=1]", "rusage[mem=100, lic_x=1]",
+    "rusage[mem=2000:duration=10]", "order[-slots]", "order[mem:cpuf]", "order[maxslots]",
+    "span[hosts=1]", "span[ptile=2]", "span[hosts=-1]", "same[type]", "same[type:model]",
+    "cu[type=rack]",
+)  # fmt: skip
+QUOTED_NASTY = ("'[/]'", "'[bold red]x[/]'", "'\x1b[31mred'", "'\u202e'", "'名前'", "'%s'")
+
+
+def _valid_simple(rnd: random.Random) -> str:
+    parts = []
+    terms = rnd.sample(VALID_SELECTS, rnd.randint(0, 3))
+    if rnd.random() < 0.15:  # a name-like string the cluster lacks, printed back
+        terms.append(f"type!={rnd.choice(QUOTED_NASTY)}")
+    if terms:
+        parts.append(f"select[{' && '.join(terms)}]")
+    parts += rnd.sample(VALID_SECTIONS, rnd.randint(0, 2))
+    return " ".join(parts)
+
+
+def valid_requirement(rnd: random.Random) -> str:
+    """Mostly valid on examples/cluster.yaml (sections of its own names), so the parts
+    after parsing run: checks, explanation, scheduling."""
+    r = rnd.random()
+    if r < 0.6:
+        return _valid_simple(rnd)
+    if r < 0.85:
+        terms = [
+            f"{rnd.randint(1, 4)}*{{{_valid_simple(rnd) or '-'}}}" for _ in range(rnd.randint(1, 3))
+        ]
+        return " + ".join(terms)
+    return " || ".join(f"{{{_valid_simple(rnd)}}}" for _ in range(rnd.randint(2, 3)))
+
+
 def requirement(rnd: random.Random) -> tuple[str, list[str]]:
     """A requirement and how it was made."""
     r = rnd.random()
-    if r < 0.45:
-        text, how = _simple(rnd), ["simple"]
+    if r < 0.4:
+        text, how = valid_requirement(rnd), ["valid"]
+        if rnd.random() < 0.7:
+            return text, how  # else garbled below
     elif r < 0.65:
+        text, how = _simple(rnd), ["simple"]
+    elif r < 0.77:
         text, how = _compound(rnd), ["compound"]
-    elif r < 0.8:
+    elif r < 0.86:
         alts = [
             f"{{{_simple(rnd) if rnd.random() < 0.6 else _compound(rnd)}}}"
             for _ in range(rnd.randint(2, 3))
         ]
         text, how = " || ".join(alts), ["alternatives"]
-    elif r < 0.88:
+    elif r < 0.96:
         text, how = _deep(rnd), ["deep"]
     else:
         text, how = "", ["empty"]
@@ -229,7 +272,7 @@ def _state_doc(text: str, rnd: random.Random) -> dict[str, Any]:
             for i in range(3)
         ]
         + [{"name": "g", "slots": 2, "attributes": {"fast": True, "gpu": True}}],
-        "shared": {"lic_x": 4},
+        "shared": {"lic_x": {"total": 4}},
         "jobs": [job, {"id": "j2", "tasks": 2, "resreq": "rusage[mem=100]"}],
     }
 

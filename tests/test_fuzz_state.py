@@ -51,6 +51,7 @@ from fuzzing import (
     subprocess_sample,
     summary,
 )
+from test_fuzz_resreq import valid_requirement
 
 SEEDS = sorted(
     [
@@ -345,11 +346,62 @@ def _rnd(case: int) -> random.Random:
     return random.Random(case) if seed == 0 else random.Random(f"{seed}/{case}")
 
 
+GENTLE_SUFFIXES = (
+    "[/]", "[bold red]x[/]", "\x1b[31m", "\x1b]8;;http://x\x1b\\", "\u202e", "名前", " x",
+    "%s", "\\", "[link=file:///etc]y", "\r", "\x07", "$x$", "\U0001f600",
+)  # fmt: skip
+FREE_NAMES = ("user", "project", "id")
+
+
+def _gentle_once(m: Mutant, rnd: random.Random) -> None:
+    """A change that usually keeps the file valid, so that scheduling and the output run:
+    odd but unique names, scaled numbers, a valid requirement, a list entry dropped."""
+    nodes = list(_nodes(m.doc))
+    op = rnd.choice(("rename", "rename", "scale", "resreq", "drop entry"))
+    if op == "rename":
+        names = [(p, v) for p, v in nodes if p and p[-1] in FREE_NAMES and not isinstance(v, bool)]
+        names = [(p, v) for p, v in names if isinstance(v, str | int)]
+        if not names:
+            return
+        path, value = rnd.choice(names)
+        m.doc = _set(m.doc, path, f"{value}{rnd.choice(GENTLE_SUFFIXES)}")
+    elif op == "scale":
+        numbers = [(p, v) for p, v in nodes if p and isinstance(v, int | float)]
+        numbers = [(p, v) for p, v in numbers if not isinstance(v, bool)]
+        if not numbers:
+            return
+        path, value = rnd.choice(numbers)
+        factor = rnd.choice((2, 10, 1000, 0.5))
+        new = value * factor
+        m.doc = _set(m.doc, path, int(new) if isinstance(value, int) else new)
+    elif op == "resreq":
+        jobs = [(p, v) for p, v in nodes if p[-2:-1] == ("jobs",) and isinstance(v, dict)]
+        if not jobs:
+            return
+        path, job = rnd.choice(jobs)
+        job["resreq"] = valid_requirement(rnd)
+        if " + " in job["resreq"]:  # a compound fixes its own task count
+            job.pop("tasks", None)
+    else:
+        lists = [(p, v) for p, v in nodes if p and p[-1] in ("jobs", "running")]
+        lists = [(p, v) for p, v in lists if isinstance(v, list) and v]
+        if not lists:
+            return
+        path, entries = rnd.choice(lists)
+        del entries[rnd.randrange(len(entries))]
+    m.steps.append(f"gentle {op} at {'.'.join(map(str, path)) or '<root>'}")
+
+
 def mutant(case: int) -> Mutant:
-    """Case ``case``: its seed file and a reproducible mutation of it."""
+    """Case ``case``: its seed file and a reproducible mutation of it (about a third of the
+    cases only gentle changes, see :func:`_gentle_once`)."""
     seed = SEEDS[case % len(SEEDS)]
     rnd = _rnd(case)
     m = Mutant(seed, case, _load(seed))
+    if rnd.random() < 0.35:
+        for _ in range(rnd.choice((1, 2, 3))):
+            _gentle_once(m, rnd)
+        return m
     for _ in range(rnd.choice((1, 1, 2, 3))):
         _mutate_once(m, rnd)
     if rnd.random() < 0.3:
