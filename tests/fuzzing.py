@@ -292,7 +292,9 @@ def _line_count(path: Path) -> int:
         return 0
     if path.suffix == ".gz":
         return 1 << 62  # lines of the decompressed text: not counted here
-    return data.count(b"\n") + 1
+    text = data.decode("utf-8", "replace")
+    # YAML and Python also break lines at \r, NEL, U+2028/9 (and Python at \v, \f, \x1c-e)
+    return max(data.count(b"\n"), data.count(b"\r"), len(text.splitlines())) + 1
 
 
 def located_in_file(path: Path, *, allow_bare: bool = False) -> Locator:
