@@ -10,6 +10,7 @@ timer and a memory cap, the checks every case must pass, and failing cases kept 
   escaping the CLI, is a failure;
 - print no Python traceback (``Traceback (most recent call last)``) on stderr, whatever
   the exit code, and no raw control character (:data:`CONTROL`) on stdout or stderr;
+- raise no ``RuntimeWarning`` (numpy's overflow or invalid value: a number gone wrong);
 - leave every input file byte for byte as it was (sha256 before and after).
 
 **Located messages.** What "located" means depends on the input, so each fuzzer passes a
@@ -55,6 +56,7 @@ import subprocess
 import sys
 import time
 import types
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +151,9 @@ def run_cli(
     faulthandler.dump_traceback_later(2 * timeout + 30, exit=True)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        result = runner.invoke(app, argv, catch_exceptions=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            result = runner.invoke(app, argv, catch_exceptions=True)
     except CaseTimeout:
         return Outcome(argv, None, "", "", f"hang: no result within {timeout:g} s")
     finally:
@@ -161,6 +165,11 @@ def run_cli(
     if exc is not None and not isinstance(exc, SystemExit):
         return Outcome(argv, code, out, err, f"uncaught {type(exc).__name__}: {str(exc)[:300]}")
     outcome = _check(argv, inputs, before, locate, check_stdout, code, out, err)
+    numeric = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    if outcome.problem is None and numeric:
+        w = numeric[0]
+        where = f"{Path(w.filename).name}:{w.lineno}"
+        outcome.problem = f"exit {code} after a RuntimeWarning ({where}): {str(w.message)[:200]}"
     if subprocess_too and outcome.problem is None:
         if before_each is not None:
             before_each()

@@ -449,6 +449,8 @@ def test_harness_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     character (the resreq command made to misbehave)."""
     import time as time_
 
+    import numpy as np
+
     from xce.cli import resreq_cmd
 
     spare = tmp_path / "spare.txt"
@@ -463,5 +465,7 @@ def test_harness_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "traceback" in (run(lambda *a, **k: 1 / 0) or "")
     assert "changed" in (run(lambda *a, **k: spare.write_text("y") and {}) or "")
     assert "control character" in (run(lambda *a, **k: print("\x1b[2J") or {}) or "")
+    overflow = lambda *a, **k: {"x": float(np.float64(1e308) * 10)}  # noqa: E731
+    assert "RuntimeWarning" in (run(overflow) or "")
     monkeypatch.undo()
     assert run_cli(argv, [spare], located_requirement).problem is None
