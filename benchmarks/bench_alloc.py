@@ -139,7 +139,64 @@ def bench_cache(n_jobs: int = 10_000, n_hosts: int = 5_000) -> list[Result]:
     return out
 
 
+def preempt_state(n_hosts: int = 5_000, per_host: int = 10, tasks: int = 64) -> ClusterState:
+    """A full cluster: ``n_hosts`` hosts of ``per_host`` slots, each slot held by a
+    one-task job of queue ``low`` (50,000 running jobs by default, started one second
+    apart); one pending job of ``tasks`` tasks in ``high``, which preempts ``low``."""
+    hosts = [{"name": f"n{i:05d}", "slots": per_host} for i in range(n_hosts)]
+    running = [
+        {
+            "id": f"r{i}_{k}",
+            "queue": "low",
+            "start_time": float(i * per_host + k),
+            "alloc": [{"host": f"n{i:05d}", "slots": 1}],
+        }
+        for i in range(n_hosts)
+        for k in range(per_host)
+    ]
+    data = {
+        "hosts": hosts,
+        "queues": {"high": {"priority": 50, "preempts": ["low"]}, "low": {"priority": 10}},
+        "running": running,
+        "jobs": [{"id": "h", "tasks": tasks, "queue": "high"}],
+    }
+    return state_from_dict(data, "<bench preempt>")
+
+
+def bench_preempt() -> list[Result]:
+    """Issue 11: the time to decide preemption for a 64-task high-priority job on 5,000
+    hosts holding 50,000 running low-priority jobs (a whole session of that one job,
+    best of 3), and the 5,000-host session with one preempting queue added."""
+    st = preempt_state()
+    session = Session(st)
+    result = session.run()
+    seconds = best_of(3, session.run)
+    (pending,) = result.pending
+    assert pending.preemption is not None, pending
+    victims = len(pending.preemption.victims)
+    out = [
+        Result(
+            f"preempt: 64-task job, 5,000 hosts, 50,000 running ({victims} victims)",
+            seconds * 1000,
+            "ms",
+        )
+    ]
+    data = cluster(5_000)
+    data["queues"] = {
+        "high": {"priority": 50, "preempts": ["low"]},
+        "normal": {"priority": 30},
+        "low": {"priority": 10},
+    }
+    data["jobs"] = jobs(20_000)
+    st = state_from_dict(data, "<bench 5000 hosts, preempting queue>")
+    session = Session(st)
+    session.run()
+    rate = 20_000 / best_of(3, session.run)
+    out.append(Result("session, 5,000 hosts x 20,000 jobs, high preempts low", rate, "jobs/s"))
+    return out
+
+
 def run() -> list[Result]:
     results = [bench_session(5_000, target=20_000)]
     results += [bench_session(n) for n in (1_000, 20_000, 50_000)]
-    return results + bench_cache()
+    return results + bench_cache() + bench_preempt()

@@ -9,7 +9,7 @@ drop a host's memo entries whenever they charge that host (design §2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -21,12 +21,12 @@ from xce.cluster.state import ClusterState
 from xce.cluster.units import to_units
 from xce.resreq import CompiledSelect, SelectMemo
 
+if TYPE_CHECKING:
+    from xce.alloc.preemption import Released
+
 __all__ = ["SessionBooks"]
 
 FloatArray = npt.NDArray[np.float64]
-Amounts = tuple[tuple[str, float], ...]
-Holdings = Sequence[tuple[int, float, Amounts]]
-"""(host, slots, amounts in units) per claim of a running job."""
 
 
 class SessionBooks:
@@ -102,23 +102,29 @@ class SessionBooks:
         return mask
 
     # --- PREEMPT mode ------------------------------------------------------------------
-    def released(self, holdings: Holdings, shared: Amounts) -> SessionBooks:
-        """These books with ``holdings`` given back: what PREEMPT mode counts as
-        available (design §3a). ``holdings`` are (host, slots, amounts) and ``shared``
-        cluster-wide amounts, all in units.
+    def _given_back(self, back: Released) -> dict[str, FloatArray]:
+        """Per resource, per host, what ``back``'s claims hold (units)."""
+        n = self.state.hosts.n
+        out = {SLOTS: back.slots} | dict(back.amounts)
+        return {
+            name: np.asarray(np.bincount(back.hosts, weights=w, minlength=n), dtype=np.float64)
+            for name, w in out.items()
+        }
+
+    def released(self, back: Released) -> SessionBooks:
+        """These books with the claims of ``back`` given back: what PREEMPT mode counts
+        as available (design §3a).
 
         A separate object: its own arrays, select memo, cursors and static eligibility
         (availability in it is not the session's, and only falls while an attempt runs
-        against it), so every shortcut stays exact there. The session's books are left
-        exactly as they were.
+        against it), so every shortcut stays exact there. These books are left exactly
+        as they were.
         """
         view = object.__new__(SessionBooks)
         view.state, view.scales = self.state, self.scales
         avail = {name: units.copy() for name, units in self._avail.items()}
-        for h, slots, amounts in holdings:
-            avail[SLOTS][h] += slots
-            for name, units in amounts:
-                avail[name][h] += units
+        for name, amounts in self._given_back(back).items():
+            avail[name] += amounts
         view._avail = avail
         view._real = {
             name: units if self.scales[name] == 1.0 else units / self.scales[name]
@@ -126,7 +132,7 @@ class SessionBooks:
         }
         view._stale = False
         view._shared = dict(self._shared)
-        for name, units in shared:
+        for name, units in back.shared:
             view._shared[name] += units
         view.memo = SelectMemo(view)
         view.cursors = {}
@@ -137,31 +143,27 @@ class SessionBooks:
         view.version = 0
         return view
 
-    def charge_beyond(
-        self,
-        allocation: JobAllocation,
-        given_back: Mapping[int, Mapping[str, float]],
-        shared_back: Mapping[str, float],
-    ) -> None:
+    def charge_beyond(self, allocation: JobAllocation, back: Released) -> None:
         """Hand out what a preemptor is promised, except what its victims give back
-        (units; their holdings stay charged until they release): per host and resource
+        (their holdings stay charged to them until they release): per host and resource
         ``max(0, promised - given back)``, so no later job of the session gets either."""
         avail, scales = self._avail, self.scales
+        given = self._given_back(back)
         self.version += 1
         for claim in allocation.claims:
-            h, back = claim.host, given_back.get(claim.host, {})
-            for name, units in (
-                (SLOTS, float(claim.slots)),
-                *((n, float(round(a * scales[n]))) for n, a in claim.amounts),
-            ):
-                beyond = units - back.get(name, 0.0)
+            h = claim.host
+            wanted = [(SLOTS, float(claim.slots))]
+            wanted += [(n, float(round(a * scales[n]))) for n, a in claim.amounts]
+            for name, units in wanted:
+                beyond = units - float(given[name][h]) if name in given else units
                 if beyond > 0:
                     avail[name][h] -= beyond
-                    if name == SLOTS and self.ok[h]:
+                    if name == SLOTS:
                         self.total_slots -= beyond
-                    elif name != SLOTS:
+                    else:
                         self._stale = True
             self.memo.forget_host(h)
+        shared_back = dict(back.shared)
         for name, amount in allocation.shared:
             beyond = to_units(amount, scales[name]) - shared_back.get(name, 0.0)
             if beyond > 0:

@@ -43,12 +43,12 @@ from xce.alloc.outcome import (
 )
 from xce.alloc.plans import Plan
 from xce.alloc.plugins import AllocatorRegistry, default_registry
-from xce.alloc.preemption import Footprint, find_preemption, footprint, given_back, may_preempt
+from xce.alloc.preemption import Footprint, Released, find_preemption, footprint, may_preempt
 from xce.alloc.request import PreparedPrimary, PreparedRequirement
 from xce.cluster.catalog import SLOTS
 from xce.cluster.state import ClusterState, RunningJob
 from xce.cluster.units import to_units
-from xce.preempt import LowestPriorityFirst, Preemptor
+from xce.preempt import LowestPriorityFirst, Preemptor, Victim
 
 __all__ = ["AllocOptions", "Allocator", "JobRequest"]
 
@@ -104,7 +104,7 @@ class Allocator:
         self.registry = registry if registry is not None else default_registry()
         self.preemptor: Preemptor = preemptor if preemptor is not None else LowestPriorityFirst()
         self.preempted: set[str] = set()  # running jobs preempted this session
-        self._prints: dict[str, Footprint] = {}  # running job -> footprint (this session)
+        self._prints: dict[str, Footprint] = {}  # running job -> footprint (same object)
         self._deferred: list[tuple[CacheKey, PendInfo]] | None = None
         self.options = options if options is not None else AllocOptions()
         self.token = token if token is not None else CancelToken()
@@ -136,6 +136,7 @@ class Allocator:
             self.limits = LimitBooks(state)
         if hosts_changed:
             self._groups.clear()
+            self._prints.clear()  # host indices may have changed
 
     def begin_session(self) -> None:
         """Reset the session's books, the evaluation memo and the unsatisfiable cache."""
@@ -149,7 +150,6 @@ class Allocator:
         self._groups.clear()  # host attributes may have changed between sessions
         self._failed.clear()
         self.preempted.clear()
-        self._prints.clear()
 
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
@@ -180,14 +180,11 @@ class Allocator:
             return Pending(job.id, never, decision.cached)
         return decision
 
-    def _commit_preemption(
-        self, job: JobRequest, found: Preemption, victims: list[Footprint]
-    ) -> Pending:
+    def _commit_preemption(self, job: JobRequest, found: Preemption, back: Released) -> Pending:
         """Mark the victims preempted and hand out the job's promise (what its victims
         give back stays charged to them until they release)."""
         promise = found.promise
-        per_host, shared = given_back(victims)
-        self.books.charge_beyond(promise, per_host, shared)
+        self.books.charge_beyond(promise, back)
         ids = self.limits.applicable(job.user, job.queue, job.project)
         if ids:
             self.limits.charge(ids, promise)
@@ -201,28 +198,27 @@ class Allocator:
         )
         return Pending(job.id, info, preemption=found)
 
-    def footprint_of(self, job: RunningJob) -> Footprint:
-        """A running job's footprint (memoised for the session)."""
+    def victim_of(self, job: RunningJob, priority: int) -> tuple[Victim, Footprint]:
+        """A running job as preemptors see it, and its footprint (kept while the job
+        object is the same one: the scheduling core keeps them across sessions)."""
         found = self._prints.get(job.id)
-        if found is None:
+        if found is None or found.job is not job:
             found = self._prints[job.id] = footprint(self, job)
-        return found
+        victim = found.victim
+        if victim is None or victim.priority != priority:  # queue priorities may change
+            victim = Victim(job.id, job.queue, priority, job.start_time, found.slots, found.hosts)
+            found.victim = victim
+        return victim, found
 
-    def preempt_view(self, victims: Sequence[Footprint]) -> Allocator:
+    def preempt_view(self, back: Released) -> Allocator:
         """An allocator like this one on a view of the session's books in which
         ``victims`` have released everything (PREEMPT mode; the session's books are
         not touched). The unsatisfiable cache is off there."""
         view = object.__new__(Allocator)
         view.__dict__.update(self.__dict__)
         view.options = replace(self.options, cache=False)
-        view.books = self.books.released(
-            [c for f in victims for c in f.holdings], _sum_shared(victims)
-        )
-        view.limits = (
-            self.limits.released([(f.limit_ids, list(f.holdings), f.shared) for f in victims])
-            if self.state.limits
-            else self.limits
-        )
+        view.books = self.books.released(back)
+        view.limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
         view.cache = UnsatCache()
         view.stats = AllocStats()
         view._failed = {}
@@ -814,11 +810,3 @@ class _Capacity:
             if self.hosts_taking(size) < needed:
                 return False
         return True
-
-
-def _sum_shared(victims: Sequence[Footprint]) -> tuple[tuple[str, float], ...]:
-    total: dict[str, float] = {}
-    for f in victims:
-        for name, units in f.shared:
-            total[name] = total.get(name, 0.0) + units
-    return tuple(total.items())
