@@ -451,6 +451,10 @@ def signature(outcome: Outcome) -> str:
     fail the same way and a run keeps a few cases per kind, not thousands."""
     problem = outcome.problem or ""
     category = problem.split(":", 1)[0]
+    if "without a located message" in problem:  # which message: its words, not its values
+        said = next((ln for ln in outcome.stderr.splitlines() if ln.startswith("xce: ")), "")
+        said = re.sub(r"(?:/|<)\S*|'[^']*'|\"[^\"]*\"|\d+(?:\.\d*)?(?:e[+-]?\d+)?", "#", said)
+        return f"{category}/{said[:60]}"
     names = _EXC.findall(problem) or _EXC.findall(outcome.stderr[-2000:])
     return f"{category}/{names[-1]}" if names else category
 
