@@ -41,6 +41,7 @@ from xce.core.events import (
     HostChanged,
     JobFinished,
     JobKilled,
+    JobPreempted,
     JobStarted,
     JobSubmitted,
     LimitsChanged,
@@ -180,13 +181,19 @@ class SchedulerCore:
             case JobStarted(job_id, allocation, time):
                 _check_number("JobStarted", f"job {job_id!r}: time", time)
                 self._start(job_id, allocation, time)
-            case JobFinished(job_id, time) | JobKilled(job_id, time) if not _is_number(time):
+            case (
+                JobFinished(job_id, time) | JobKilled(job_id, time) | JobPreempted(job_id, time)
+            ) if not _is_number(time):
                 _check_number(type(event).__name__, f"job {job_id!r}: time", time)
-            case JobFinished(job_id) | JobKilled(job_id) if job_id in self._running:
+            case JobFinished(job_id) | JobKilled(job_id) | JobPreempted(job_id) if (
+                job_id in self._running
+            ):
                 self._release(self._running.pop(job_id))
             case JobKilled(job_id) if job_id in self._pending:
                 del self._pending[job_id]
-            case JobFinished(job_id) | JobKilled(job_id):
+            case JobPreempted(job_id) if job_id in self._pending:
+                raise EventError(f"JobPreempted: job {job_id!r} is pending, not running")
+            case JobFinished(job_id) | JobKilled(job_id) | JobPreempted(job_id):
                 raise EventError(f"{type(event).__name__}: unknown job {job_id!r}")
             case HostAdded():
                 self._add_host(event)

@@ -21,6 +21,7 @@ __all__ = [
     "HostChanged",
     "JobFinished",
     "JobKilled",
+    "JobPreempted",
     "JobStarted",
     "JobSubmitted",
     "LimitsChanged",
@@ -59,6 +60,16 @@ class JobKilled:
 
     job_id: str
     time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobPreempted:
+    """A running job is preempted (docs/preemption.md): what it held is free again.
+    Whether it comes back is the driver's choice (the simulator requeues it)."""
+
+    job_id: str
+    time: float = 0.0
+    by: str | None = None  # the preemptor, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +116,7 @@ Event = (
     | JobStarted
     | JobFinished
     | JobKilled
+    | JobPreempted
     | HostAdded
     | HostChanged
     | SharedChanged
