@@ -6,7 +6,8 @@ line by line and byte by byte, replayed by ``xce simulate --workload FILE`` with
 cluster from the trace's header; with and without ``--lenient``, ``--json`` or the table,
 now and then ``--limit``, ``--picker``, ``--single-queue``, ``--enforce-walltime``,
 ``--interval``, ``--out`` (a new directory, which must then hold jobs.csv and
-metrics.json).
+metrics.json). Now and then a case that exits 0 without ``--lenient`` is run again with
+it: the metrics must be the same, byte for byte.
 
 Every case must exit 0 (with the metrics JSON under ``--json``) or 2, within the time
 limit, without a traceback, leaving the workload (and the cluster file) unchanged
@@ -320,6 +321,17 @@ def run_workload(
     return outcome
 
 
+def _same_when_lenient(argv: list[str], path: Path, bare: bool, strict: Outcome) -> Outcome:
+    """A workload read whole without ``--lenient`` replays the same with it: the same
+    metrics (``--json``), byte for byte."""
+    if strict.exit_code != 0 or "--lenient" in argv or "--json" not in argv:
+        return strict
+    lenient = run_workload([*argv, "--lenient"], path, bare_ok=bare)
+    if lenient.problem is None and (lenient.exit_code != 0 or lenient.stdout != strict.stdout):
+        lenient.problem = "--lenient changed the result of a workload read whole without it"
+    return lenient
+
+
 def _bare_ok(name: str, argv: list[str], gz_broken: bool) -> bool:
     header = (
         name.endswith((".swf", ".swf.gz")) and "--cluster" not in argv and "--hosts" not in argv
@@ -359,6 +371,8 @@ def fuzz(cases: range, tmp: Path) -> list[str]:
             path.write_bytes(data)
             bare = _bare_ok(suffix, argv, gz_broken)
             outcome = run_workload(argv, path, bare_ok=bare, sample=subprocess_sample(case))
+            if outcome.problem is None and rnd.random() < 0.25:
+                outcome = _same_when_lenient(argv, path, bare, outcome)
             if outcome.problem is None:
                 continue
             kind = f"{suffix}:{signature(outcome)}"
