@@ -57,14 +57,49 @@ def header_cluster(trace: SwfTrace) -> tuple[int, int]:
     )
 
 
-def uniform_cluster(hosts: int, slots: int) -> ClusterState:
-    """``hosts`` hosts ``n0``... of ``slots`` slots each."""
+def uniform_cluster(hosts: int, slots: int, queues: ClusterState | None = None) -> ClusterState:
+    """``hosts`` hosts ``n0``... of ``slots`` slots each (with the queues and limits of
+    ``queues``, a state file of those only)."""
+    from dataclasses import replace
+
     from xce.cluster import state_from_dict
 
     check_hosts(hosts, slots)
     width = len(str(hosts - 1))
     data = {"hosts": [{"name": f"n{i:0{width}d}", "slots": slots} for i in range(hosts)]}
-    return state_from_dict(data, f"<{hosts} hosts x {slots} slots>")
+    state = state_from_dict(data, f"<{hosts} hosts x {slots} slots>")
+    if queues is not None:
+        state = replace(
+            state,
+            queues=queues.queues,
+            limits=queues.limits,
+            default_picker=queues.default_picker,
+        )
+    return state
+
+
+def _queues_file(path: Path) -> ClusterState:
+    """``--queues``: a state file of queues (and limits, a default picker) only."""
+    from xce.cluster import load_state
+
+    state = load_state(path)
+    extra = [
+        what
+        for what, there in (
+            ("hosts", state.hosts.n),
+            ("running", state.running),
+            ("jobs", state.jobs),
+            ("shared", state.shared_total),
+        )
+        if there
+    ]
+    if extra:
+        raise InputError(
+            f"--queues takes queues and limits only; it has {', '.join(extra)} "
+            "(give a whole cluster with --cluster instead)",
+            source=str(path),
+        )
+    return state
 
 
 def check_hosts(hosts: int | None, slots: int | None) -> None:
@@ -152,6 +187,14 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
         ("utilisation, workload jobs", f"{100 * data['utilization']:.1f} %"),
         ("utilisation, all work", f"{100 * data['utilization_all_work']:.1f} %"),
         ("makespan", f"{data['makespan_s'] / 3600:,.1f} h"),
+        *(
+            [
+                ("preemptions", fmt(data["preemptions"])),
+                ("work lost to preemption", f"{data['lost_work_slot_s'] / 3600:,.1f} slot-h"),
+            ]
+            if data["preemptions"]
+            else []
+        ),
         ("throughput", fmt(data["throughput_jobs_per_hour"], " jobs/h")),
     ]
     s = data["scheduler"]
@@ -190,6 +233,24 @@ def simulate(
         Path | None,
         typer.Option("--cluster", metavar="STATE", help="A state file: the cluster to simulate."),
     ] = None,
+    queues: Annotated[
+        Path | None,
+        typer.Option(
+            "--queues",
+            metavar="STATE",
+            help="With --hosts: a state file with only queues (and limits), e.g. "
+            "high: {priority: 50, preempts: [low]}, for the uniform cluster.",
+        ),
+    ] = None,
+    preempt_mode: Annotated[
+        str,
+        typer.Option(
+            "--preempt-mode",
+            metavar="MODE",
+            help="What happens to a preempted job: requeue (back to its queue, restarted "
+            "from the beginning; the only mode so far).",
+        ),
+    ] = "requeue",
     hosts: Annotated[
         int | None,
         typer.Option(
@@ -264,13 +325,20 @@ def simulate(
     check_hosts(hosts, slots_per_host)
     if cluster is not None and (hosts is not None or slots_per_host is not None):
         raise InputError("give --cluster or --hosts/--slots-per-host, not both")
+    if cluster is not None and queues is not None:
+        raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
+    if preempt_mode != "requeue":
+        raise InputError(
+            f"--preempt-mode: unknown mode {plain(repr(preempt_mode))} (known: requeue)"
+        )
     if workload.startswith(SYNTHETIC):
         synthetic_count(workload)
     check_picker(picker)
     out_dir = _out_dir(out, workload, cluster, force)
     state = load_state(cluster) if cluster is not None else None
+    queue_state = _queues_file(queues) if queues is not None else None
     if state is None and hosts is not None and workload.startswith(SYNTHETIC):
-        state = uniform_cluster(hosts, slots_per_host or 1)  # generate for this cluster
+        state = uniform_cluster(hosts, slots_per_host or 1, queue_state)
     jobs, trace = _workload(workload, state, seed, limit, lenient)
     if state is None:
         if hosts is None and trace is not None:
@@ -278,7 +346,7 @@ def simulate(
             slots_per_host = slots_per_host or default_slots
         if hosts is None:
             raise InputError("give --cluster STATE or --hosts N (and --slots-per-host C)")
-        state = uniform_cluster(hosts, slots_per_host or 1)
+        state = uniform_cluster(hosts, slots_per_host or 1, queue_state)
     options = SimOptions(
         picker=picker,
         single_queue=single_queue,

@@ -48,6 +48,7 @@ from xce.alloc import Allocator, AllocOptions, Decision, Dispatched, Pending, Pe
 from xce.cluster import SLOTS, ClusterState, PendingJob
 from xce.core import (
     JobFinished,
+    JobPreempted,
     JobStarted,
     JobSubmitted,
     SchedulerCore,
@@ -102,6 +103,8 @@ class SimStats:
     alloc_seconds: float = 0.0
     wall_seconds: float = 0.0
     events: int = 0
+    preemptions: int = 0  # running jobs preempted (each time counts)
+    lost_slot_seconds: float = 0.0  # work the preempted runs had done, thrown away
 
     @property
     def cache_hit_rate(self) -> float:
@@ -160,6 +163,10 @@ class Simulation:
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
         self._seq = 0
+        self._finish_seq: dict[str, int] = {}  # running job -> its finish event
+        self._cancelled: set[int] = set()  # finish events of runs cut short by preemption
+        self._cut: dict[str, float] = {}  # initial running work preempted -> when
+        self._preempted: dict[str, tuple[int, float]] = {}  # job -> (times, lost slot-s)
         self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
         # jobs running now: (job, start, hosts, host slots, slots, alternative, killed, step)
         self._started: dict[
@@ -177,6 +184,7 @@ class Simulation:
         self._dirty = False  # the last session started a job
         self._queued: dict[str, dict[str, PendingJob]] = {}  # pending jobs by queue, in order
         self._limits = empty.limits
+        self._preempting = any(q.preempts for q in empty.queues.values())
         self._limited_memo: dict[tuple[str, str, str], bool] = {}
         self._volatile: set[str] = set()
         self._session_queued = False
@@ -239,12 +247,10 @@ class Simulation:
         start = time.perf_counter()
         for job in self.jobs:
             self._push(job.submit, _SUBMIT, job.id)
-        base: list[tuple[str, float, float, int]] = []
-        for run in self.core.state.running:
-            end = math.inf if run.runtime is None else run.start_time + run.runtime
-            base += [(a.host, run.start_time, end, a.slots) for a in run.alloc]
+        initial = list(self.core.state.running)
+        for run in initial:
             if run.runtime is not None:
-                self._push(end, _FINISH, run.id)
+                self._finish_seq[run.id] = self._push(run.start_time + run.runtime, _FINISH, run.id)
         state = self.core.state
         total = int(np.nansum(state.hosts.capacity[SLOTS]))
         timeline = Timeline(total, [], [], [])
@@ -274,6 +280,11 @@ class Simulation:
         if lost:
             raise InternalError(f"jobs never ended: {', '.join(lost[:5])}")
         records = [self._records[j.id] for j in self.jobs]
+        base: list[tuple[str, float, float, int]] = []
+        for run in initial:  # ends cut short by preemption included
+            end = math.inf if run.runtime is None else run.start_time + run.runtime
+            end = min(end, self._cut.get(run.id, end))
+            base += [(a.host, run.start_time, end, a.slots) for a in run.alloc]
         hosts = self.core.state.hosts
         capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
         return SimResult(records, timeline, self.stats, total, capacity, base, hosts.names)
@@ -306,9 +317,11 @@ class Simulation:
             self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
             self._ended += 1
 
-    def _push(self, at: float, kind: int, job_id: str) -> None:
-        heapq.heappush(self._heap, (at, kind, self._seq, job_id))
+    def _push(self, at: float, kind: int, job_id: str) -> int:
+        seq = self._seq
+        heapq.heappush(self._heap, (at, kind, seq, job_id))
         self._seq += 1
+        return seq
 
     def _queue_session(self, now: float) -> None:
         """With an interval: a session at the next boundary while jobs wait."""
@@ -322,9 +335,13 @@ class Simulation:
         """Apply every event at ``now``; True if a session is due (interval mode)."""
         due = False
         while self._heap and self._heap[0][0] == now:
-            _, kind, _, job_id = heapq.heappop(self._heap)
+            _, kind, seq, job_id = heapq.heappop(self._heap)
             self.stats.events += 1
             if kind == _FINISH:
+                if seq in self._cancelled:
+                    self._cancelled.discard(seq)
+                    continue  # the run it ended was preempted
+                self._finish_seq.pop(job_id, None)
                 self._finish(job_id, now)
             elif kind == _SUBMIT:
                 self._submit(self._jobs[job_id])
@@ -376,8 +393,10 @@ class Simulation:
             alternatives = request.requirement.alternatives
             volatile = not all(p.cacheable for alt in alternatives for p in alt)
             why = None
-            if isinstance(decision, Pending) and (
-                not volatile or decision.info.reason is PendReason.NEVER_RUNNABLE
+            if (
+                isinstance(decision, Pending)
+                and decision.preemption is None  # it runs once its victims release
+                and (not volatile or decision.info.reason is PendReason.NEVER_RUNNABLE)
             ):
                 why = decision.info.message
             known = self._never[key] = (why, volatile)
@@ -393,6 +412,7 @@ class Simulation:
         started = self._started.pop(job_id, None)
         if started is not None:  # None: work that was running when the simulation began
             job, start, hosts, host_slots, slots, alternative, killed, step = started
+            times, lost = self._preempted.get(job_id, (0, 0.0))
             self._records[job_id] = JobRecord(
                 job,
                 start,
@@ -404,13 +424,18 @@ class Simulation:
                 killed,
                 None,
                 (step, self._steps),
+                times,
+                lost,
             )
             self._ended += 1
             self._steps += 1
 
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
-        if not self.options.incremental:
+        """The exact session shortcuts apply: every queue's picker allows them, and no
+        queue preempts (a preemption frees resources between sessions of one time, and
+        its victims' holdings must stay out of reach for the rest of their session)."""
+        if not self.options.incremental or self._preempting:
             return False
         return all(self._picker(q).monotone_in_session for q in self._queues_seen)
 
@@ -459,6 +484,8 @@ class Simulation:
             if isinstance(decision, Dispatched):
                 self._start(decision, now)
                 continue
+            if decision.preemption is not None:
+                self._preempt(decision.preemption.victims, now)
             queue = self._jobs[decision.job].queue
             if queue not in first and self._picker(queue).blocks_queue_at_head:
                 first[queue] = self._settles(decision)
@@ -641,6 +668,34 @@ class Simulation:
         st.cache_misses += s.cache_misses
         st.alloc_seconds += s.elapsed_s
 
+    def _preempt(self, victims: Sequence[str], now: float) -> None:
+        """Release the victims now (``JobPreempted``); workload jobs go back to their
+        queue and restart from the beginning (``requeue``), the work done is lost; a
+        session follows at once, at the same time, where the preemptor starts."""
+        core = self.core
+        for victim in victims:
+            run = core.running(victim)
+            if run is None:
+                raise InternalError(f"job {victim} was preempted but is not running")
+            core.apply(JobPreempted(victim, now))
+            cancelled = self._finish_seq.pop(victim, None)
+            if cancelled is not None:
+                self._cancelled.add(cancelled)
+            self._busy -= run.slots
+            self._freed = True
+            lost = run.slots * (now - run.start_time)
+            self.stats.preemptions += 1
+            self.stats.lost_slot_seconds += lost
+            started = self._started.pop(victim, None)
+            if started is None:  # work running when the simulation began: it just ends
+                self._cut[victim] = now
+                continue
+            times, before = self._preempted.get(victim, (0, 0.0))
+            self._preempted[victim] = (times + 1, before + lost)
+            self._steps += 1
+            self._submit(started[0])
+        self._push(now, _SESSION, "")
+
     def _start(self, decision: Dispatched, now: float) -> None:
         job = self._jobs[decision.job]
         try:
@@ -674,7 +729,7 @@ class Simulation:
             self._steps,
         )
         self._steps += 1
-        self._push(now + duration, _FINISH, job.id)
+        self._finish_seq[job.id] = self._push(now + duration, _FINISH, job.id)
 
 
 def _pending(job: SimJob) -> PendingJob:

@@ -51,6 +51,7 @@ JOBS_CSV_COLUMNS = (
     "alternative",
     "killed",
     "unrunnable",
+    "preempted",
 )
 
 
@@ -73,10 +74,15 @@ def _group(records: Iterable[JobRecord], key: str) -> dict[str, dict[str, Any]]:
     out = {}
     for name in sorted(groups):
         ran = [r for r in groups[name] if r.start is not None]
+        wait = _stats([r.wait for r in ran if r.wait is not None])
         out[name] = {
             "jobs": len(groups[name]),
-            "mean_wait_s": _mean([r.wait for r in ran]),
+            "mean_wait_s": wait["mean"],
+            "median_wait_s": wait["median"],
+            "p95_wait_s": wait["p95"],
             "mean_bsld": _mean([r.bsld for r in ran]),
+            "preempted": sum(r.preempted for r in groups[name]),
+            "lost_work_slot_s": sum(r.lost_slot_seconds for r in groups[name]),
         }
     return out
 
@@ -148,6 +154,8 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
         "makespan_s": makespan,
         "throughput_jobs_per_hour": len(ran) / (makespan / 3600.0) if makespan > 0 else None,
         "total_slots": result.total_slots,
+        "preemptions": s.preemptions,
+        "lost_work_slot_s": s.lost_slot_seconds,
         "by_queue": _group(records, "queue"),
         "by_user": _group(records, "user"),
         "scheduler": {
@@ -196,6 +204,7 @@ def write_jobs_csv(records: Sequence[JobRecord], path: Path) -> None:
                     "" if r.alternative is None else r.alternative,
                     int(r.killed),
                     r.unrunnable or "",
+                    r.preempted,
                 ]
             )
 

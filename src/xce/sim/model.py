@@ -59,6 +59,8 @@ class JobRecord:
     # happen at one time (a 0-second job ends at the time it starts), so the end-of-run
     # check orders starts and ends of one time by these
     sequence: tuple[int, int] | None = None
+    preempted: int = 0  # times it was preempted (each time requeued, restarted)
+    lost_slot_seconds: float = 0.0  # the work of its preempted runs
 
     @property
     def wait(self) -> float | None:
