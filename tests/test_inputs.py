@@ -181,3 +181,14 @@ def test_state_file_over_the_cap_is_refused(
     with pytest.raises(StateError, match="more than the limit of 64 bytes") as e:
         load_state(path)
     assert e.value.source == str(path)
+
+
+def test_gzip_input_closes_the_file_under_it(tmp_path: Path) -> None:
+    """A .gz stream closes the file it reads (GzipFile alone leaves it open)."""
+    path = tmp_path / "t.swf.gz"
+    path.write_bytes(gzip.compress(b"1\n"))
+    f = open_input(path)
+    raw = f._underlying
+    assert raw is not None
+    f.close()
+    assert raw.closed

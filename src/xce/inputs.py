@@ -97,8 +97,9 @@ def open_input(
     raw = _open_regular(source, max_bytes, what)
     if compressed is None:
         compressed = source.endswith(".gz")
-    stream: io.BufferedIOBase = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
-    return BoundedInput(stream, source, max_bytes, what)
+    if not compressed:
+        return BoundedInput(raw, source, max_bytes, what)
+    return BoundedInput(gzip.GzipFile(fileobj=raw, mode="rb"), source, max_bytes, what, raw)
 
 
 def read_input_text(
@@ -145,9 +146,17 @@ class BoundedInput(io.RawIOBase):
     """A readable binary stream that raises InputError instead of reading past a cap,
     and turns every read failure (I/O, truncated or corrupt gzip) into InputError."""
 
-    def __init__(self, stream: io.BufferedIOBase, source: str, max_bytes: int, what: str):
+    def __init__(
+        self,
+        stream: io.BufferedIOBase,
+        source: str,
+        max_bytes: int,
+        what: str,
+        underlying: io.BufferedIOBase | None = None,
+    ) -> None:
         super().__init__()
         self._stream = stream
+        self._underlying = underlying  # the file under a GzipFile (which leaves it open)
         self._source = source
         self._max = max_bytes
         self._what = what
@@ -194,6 +203,8 @@ class BoundedInput(io.RawIOBase):
         if not self.closed:
             try:
                 self._stream.close()
+                if self._underlying is not None:
+                    self._underlying.close()
             finally:
                 super().close()
 
