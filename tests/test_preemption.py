@@ -352,3 +352,128 @@ def test_switches_change_no_preemption(state: ClusterState) -> None:
     on = value(run(state))
     off = value(run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False))
     assert on == off
+
+
+# -- PREEMPT mode: every shortcut stays exact (one test each) ---------------------------
+
+
+def _preempts(state: ClusterState, job: str, **options: bool) -> tuple[str, ...] | None:
+    d = decision(run(state, **options), job)
+    assert isinstance(d, Pending)
+    return d.preemption.victims if d.preemption is not None else None
+
+
+def test_scan_cursors_of_the_session_do_not_leak_into_a_preempt_view() -> None:
+    """issue 11 (shortcut: cursors): j1 finds A full and lands on B, so the session's
+    cursor for one-slot wants skips A; in the PREEMPT view A is free again and must be
+    scanned: h preempts v on A."""
+    state = (
+        base()
+        .queue("top", 90)  # picked first, preempts nothing
+        .host("A", 1)
+        .host("B", 1)
+        .running("v", {"A": 1}, queue="low")
+        .job("j1", 1, queue="top")
+        .job("h", 1, queue="high")
+        .build()
+    )
+    assert isinstance(decision(run(state), "j1"), Dispatched)
+    assert _preempts(state, "h") == ("v",)
+    assert _preempts(state, "h", cursors=False) == ("v",)
+
+
+def test_the_select_memo_of_the_session_does_not_leak_into_a_preempt_view() -> None:
+    """issue 11 (shortcut: select memo): ``select[mem>500]`` is false on A in the session
+    (v holds 800 of its 1000 mem; j1 evaluated it there) and true once v is gone."""
+    state = (
+        base()
+        .host("A", 4, mem=1000)
+        .running("v", {"A": 1}, rusage={"mem": 800}, queue="low")
+        .queue("top", 90)
+        .job("j1", 1, queue="top", resreq="select[mem>500]")
+        .job("h", 1, queue="high", resreq="select[mem>500]")
+        .build()
+    )
+    result = run(state)
+    assert decision(result, "j1").info.reason is PendReason.SELECT  # type: ignore[union-attr]
+    assert _preempts(state, "h") == ("v",)
+
+
+def test_the_capacity_bound_is_taken_from_the_view() -> None:
+    """issue 11 (shortcut: more tasks than free slots pends at once): no slot is free in
+    the session, so the bound turns h away there; the view has v's four."""
+    state = (
+        base().host("A", 4).running("v", {"A": 4}, queue="low").job("h", 4, queue="high").build()
+    )
+    assert _preempts(state, "h") == ("v",)
+    assert _preempts(state, "h", shortcuts=False) == ("v",)
+
+
+def test_failure_reuse_of_the_session_does_not_answer_a_preempt_attempt() -> None:
+    """issue 11 (shortcut: reuse_failures): a low job of the same requirement failed on
+    these very books just before; h's normal attempt reuses that failure, and its
+    PREEMPT attempts still run on their own views and succeed."""
+    state = (
+        base()
+        .host("A", 2)
+        .running("v", {"A": 2}, queue="low")
+        .queue("top", 90)
+        .job("j1", 2, queue="top", user="a")
+        .job("h", 2, queue="high", user="b")
+        .build()
+    )
+    result = run(state)
+    assert result.stats.failures_reused == 1
+    assert _preempts(state, "h") == ("v",)
+
+
+def test_the_unsatisfiable_cache_is_neither_read_nor_filled_in_preempt_mode() -> None:
+    """issue 11 (shortcut: the unsatisfiable cache; spec flow): h1 preempts v (no entry
+    made); h2, identical, is tried in full and preempts w; with the cache off, the same."""
+    state = (
+        base()
+        .host("A", 2)
+        .host("B", 2)
+        .running("v", {"A": 2}, queue="low", start_time=2)
+        .running("w", {"B": 2}, queue="low", start_time=1)
+        .job("h1", 2, queue="high", user="u")
+        .job("h2", 2, queue="high", user="u")
+        .build()
+    )
+    for cache in (True, False):
+        result = run(state, cache=cache)
+        assert _victims(result, "h1") == ("v",)
+        assert _victims(result, "h2") == ("w",)
+        assert result.stats.cache_inserts == 0
+
+
+def _victims(result: SessionResult, job: str) -> tuple[str, ...] | None:
+    d = decision(result, job)
+    assert isinstance(d, Pending)
+    return d.preemption.victims if d.preemption is not None else None
+
+
+class _Refuses:
+    """A preemptor that must never be asked."""
+
+    name = "refuses"
+
+    def victim_sets(self, candidates: Sequence[Any], probe: Any) -> Any:
+        raise AssertionError("asked to preempt with no preempting queue")
+
+
+@given(preemption_states())
+def test_without_preempts_the_preemptor_is_never_asked(state: ClusterState) -> None:
+    """issue 11: with no ``preempts:`` anywhere nothing of preemption runs (the
+    preemptor is never asked, no decision carries a preemption, the stats count none)."""
+    from dataclasses import replace
+
+    from xce.cluster.state import Queue
+
+    plain = replace(
+        state,
+        queues={n: Queue(n, q.priority) for n, q in state.queues.items()},
+    )
+    result = Session(plain, preemptor=_Refuses()).run()  # type: ignore[arg-type]
+    assert all(p.preemption is None for p in result.pending)
+    assert result.stats.preemptions == 0
