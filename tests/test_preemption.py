@@ -477,3 +477,29 @@ def test_without_preempts_the_preemptor_is_never_asked(state: ClusterState) -> N
     result = Session(plain, preemptor=_Refuses()).run()  # type: ignore[arg-type]
     assert all(p.preemption is None for p in result.pending)
     assert result.stats.preemptions == 0
+
+
+def test_a_dispatched_job_of_a_preempting_queue_fills_the_cache_as_usual() -> None:
+    """issue 11 (spec flow): the cache entries of a normal attempt are held back only
+    until the job's outcome is known; an alternative job of a preempting queue whose
+    first alternative failed before the second fit makes the usual entry."""
+    state = (
+        base()
+        .host("A", 2, attributes={"type": "x"})
+        .host("B", 2, attributes={"type": "y"})
+        .running("o", {"A": 2}, queue="other")
+        .job("a", 2, queue="high", resreq="{select[type==x]} || {select[type==y]}")
+        .build()
+    )
+    for queues in (state, _no_preempts(state)):
+        result = run(queues)
+        assert isinstance(decision(result, "a"), Dispatched)
+        assert result.stats.cache_inserts == 1
+
+
+def _no_preempts(state: ClusterState) -> ClusterState:
+    from dataclasses import replace
+
+    from xce.cluster.state import Queue
+
+    return replace(state, queues={n: Queue(n, q.priority) for n, q in state.queues.items()})

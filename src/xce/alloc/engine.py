@@ -166,16 +166,16 @@ class Allocator:
             decision = self._decide(job, mode, charge=True)
         finally:
             deferred, self._deferred = self._deferred, None
-        if not isinstance(decision, Pending):
-            return decision
-        never = self.empty.never_runnable(job)
-        if preempting and never is None and not decision.cached:
+        never = self.empty.never_runnable(job) if isinstance(decision, Pending) else None
+        if isinstance(decision, Pending) and preempting and never is None and not decision.cached:
             found = find_preemption(self, job, self.preemptor)
             if found is not None:
                 return self._commit_preemption(job, *found)
-        for key, info in deferred or ():
+        for key, info in deferred or ():  # e.g. an alternative that failed before one fit
             self.cache.insert(key, info)
             self.stats.cache_inserts += 1
+        if not isinstance(decision, Pending):
+            return decision
         if never is not None:
             return Pending(job.id, never, decision.cached)
         return decision
