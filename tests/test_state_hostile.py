@@ -34,11 +34,12 @@ from xce.cluster.schema import (
 )
 from xce.cluster.state import build_state
 from xce.errors import StateError
+from xce.inputs import MAX_TASKS
 
 DEEP = "nested deeper than 100 levels"
 TOO_LARGE = "is too large (numbers in a state file are finite and at most 1e15"
 NOT_A_NUMBER = "is not a number (numbers in a state file are finite and at most 1e15"
-TASKS_OVER = "is more than 2147483647, the most tasks a job may ask for"
+TASKS_OVER = f"is more than {MAX_TASKS}, the most tasks a job may ask for"
 SLOTS_OVER = "is more than 1000000, the most slots a host may have"
 SURROGATE = "a lone UTF-16 surrogate"
 RESREQ_DEEP = "the expression nests deeper than 100 levels"
@@ -681,10 +682,10 @@ def test_requirement_at_the_depth_limit_is_scheduled(
 
 LIMITS = [
     ('"jobs": [{"id": "j", "tasks": 1000000000}]', "jobs[0].tasks", None),
-    ('"jobs": [{"id": "j", "tasks": 2147483647}]', "jobs[0].tasks", None),
-    ('"jobs": [{"id": "j", "tasks": 2147483648}]', "jobs[0].tasks", TASKS_OVER),
+    (f'"jobs": [{{"id": "j", "tasks": {MAX_TASKS}}}]', "jobs[0].tasks", None),
+    (f'"jobs": [{{"id": "j", "tasks": {MAX_TASKS + 1}}}]', "jobs[0].tasks", TASKS_OVER),
     ('"jobs": [{"id": "j", "min_tasks": 9223372036854775808}]', "jobs[0].min_tasks", TASKS_OVER),
-    ('"jobs": [{"id": "j", "max_tasks": 10000000000}]', "jobs[0].max_tasks", TASKS_OVER),
+    ('"jobs": [{"id": "j", "max_tasks": 10000000000}]', "jobs[0].max_tasks", None),
     ('"hosts": [{"name": "h", "slots": 1000000}]', "hosts[0].slots", None),
     ('"hosts": [{"name": "h", "slots": 1000001}]', "hosts[0].slots", SLOTS_OVER),
     ('"hosts": [{"name": "h", "slots": 1e30}]', "hosts[0].slots", "expected an integer"),
@@ -702,7 +703,7 @@ def test_task_and_slot_counts_have_documented_limits(
     part: str, path: str, says: str | None, fmt: str
 ) -> None:
     """Issue 10 (Huge numbers): ``tasks`` of 10**9 or 2**63 gave MemoryError or
-    OverflowError, and ``slots: 1e30`` was accepted. A job asks for at most 2**31-1 tasks
+    OverflowError, and ``slots: 1e30`` was accepted. A job asks for at most 2**53-1 tasks
     (more than its cluster holds simply pends), a host has at most 10**6 slots; beyond is
     refused at its path, naming the limit, in strict and lenient loads (a job's error
     makes that job INVALID)."""

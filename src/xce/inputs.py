@@ -47,11 +47,12 @@ level 1; a valid state needs 5), and a requirement's select expression (each ope
 ``!``/``-`` and parenthesis is a level). Deeper is refused, located, before anything
 recursive (parsers, checks, evaluation) sees it."""
 
-MAX_TASKS = 2**31 - 1
+MAX_TASKS = 2**53 - 1
 """A job asks for at most this many tasks (``tasks``, ``min_tasks``, ``max_tasks``, a
 compound requirement's total, its ``n*{...}`` multipliers, ``span[ptile=n]``). A job asking
-more than its cluster holds simply pends; the limit keeps counts within 32-bit integers
-everywhere they are stored or multiplied."""
+more than its cluster holds simply pends, at once and in constant memory (a job of 10**10
+tasks is a repro of issue 9); the limit is the largest integer a float64 holds exactly, so
+task counts stay exact wherever the engine compares them with amounts."""
 
 MAX_HOST_SLOTS = 10**6
 """A host has at most this many slots (a running job at most as many on one host)."""

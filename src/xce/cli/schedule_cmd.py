@@ -295,13 +295,20 @@ def _identity(job: PendingJob | InvalidJob, state: ClusterState) -> dict[str, An
 
 
 def _error(err: InputError) -> dict[str, Any]:
+    """An error as JSON; the quoted line cut to the width messages use (a state file of
+    one 50 MB line must not make a 50 MB answer)."""
+    from xce.errors import clip_around
+
+    text = err.text
+    if text is not None:
+        text, _ = clip_around(text, (err.column or 1) - 1)
     return {
         "message": err.message,
         "file": err.source,
         "line": err.line,
         "column": err.column,
         "path": err.path,
-        "text": err.text,
+        "text": text,
     }
 
 
