@@ -84,6 +84,7 @@ class CompiledSelect:
     monotone: bool  # can only turn false as resources fall: safe for the unsat cache
     reads_shared: bool  # reads a cluster-wide amount: stale on every host when one is charged
     _fn: _Fn
+    _arithmetic: bool = True  # has + - * /: numpy may warn of overflow or division by zero
 
     @property
     def id(self) -> int:
@@ -92,9 +93,15 @@ class CompiledSelect:
     def evaluate(self, view: HostView, idx: IndexArray | None = None) -> BoolArray:
         """Truth of the select on hosts ``idx`` (all hosts when None)."""
         n = view.hosts.n if idx is None else len(idx)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if self._arithmetic:
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                value = self._fn(view, idx)
+        else:  # comparisons, logic and NaN tests never warn: no errstate per call
             value = self._fn(view, idx)
-        return np.broadcast_to(_truthy(value), (n,)).copy()
+        truth = _truthy(value)
+        if isinstance(truth, np.ndarray) and truth.shape == (n,):
+            return truth  # a fresh array already
+        return np.broadcast_to(truth, (n,)).copy()
 
 
 def _truthy(value: Any) -> Any:
@@ -318,7 +325,12 @@ def compile_select(node: ex.Expr, catalog: ResourceCatalog) -> CompiledSelect:
         isinstance(n, ex.Name) and catalog.kind(n.name) is ResourceKind.SHARED
         for n in ex.walk(node)
     )
-    return CompiledSelect(node, bound.dynamic, _monotone(node, True, catalog), shared, bound.fn)
+    arithmetic = any(
+        isinstance(n, ex.Binary) and n.op in ("+", "-", "*", "/") for n in ex.walk(node)
+    )
+    return CompiledSelect(
+        node, bound.dynamic, _monotone(node, True, catalog), shared, bound.fn, arithmetic
+    )
 
 
 class SelectMemo:
@@ -348,7 +360,11 @@ class SelectMemo:
             mask, seen = entry
             if not select.dynamic or seen == len(self._charged):
                 return mask
-            stale = np.unique(np.asarray(self._charged[seen:], dtype=np.intp))
+            charged = self._charged[seen:]
+            if len(charged) <= 256:  # the usual few hosts: no sort
+                stale = np.fromiter(dict.fromkeys(charged), np.intp)
+            else:
+                stale = np.unique(np.asarray(charged, dtype=np.intp))
             mask[stale] = select.evaluate(self.view, stale)
         self._masks[select.id] = (mask, len(self._charged))
         return mask
