@@ -486,6 +486,10 @@ class Simulation:
                 continue
             if decision.preemption is not None:
                 self._preempt(decision.preemption.victims, now)
+                # it starts at once on what it was promised: the session kept that out of
+                # every later job's reach, and its victims have just released it
+                self._start(Dispatched(decision.job, decision.preemption.promise), now)
+                continue
             queue = self._jobs[decision.job].queue
             if queue not in first and self._picker(queue).blocks_queue_at_head:
                 first[queue] = self._settles(decision)
@@ -671,7 +675,7 @@ class Simulation:
     def _preempt(self, victims: Sequence[str], now: float) -> None:
         """Release the victims now (``JobPreempted``); workload jobs go back to their
         queue and restart from the beginning (``requeue``), the work done is lost; a
-        session follows at once, at the same time, where the preemptor starts."""
+        session follows at once, at the same time, for what the preemptor left."""
         core = self.core
         for victim in victims:
             run = core.running(victim)
