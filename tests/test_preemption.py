@@ -330,7 +330,8 @@ def test_victims_are_lower_priority_distinct_and_the_preemptor_then_fits(
 @given(preemption_states())
 def test_switches_change_no_preemption(state: ClusterState) -> None:
     """issue 11: the cache, the shortcuts, the cursors and failure reuse (each made
-    exact in PREEMPT mode by its own view) change no decision, preemptions included."""
+    exact in PREEMPT mode by its own view) change no decision, preemptions included;
+    nor does the threaded session."""
 
     def value(r: SessionResult) -> list[Any]:
         out: list[Any] = []
@@ -352,6 +353,7 @@ def test_switches_change_no_preemption(state: ClusterState) -> None:
     on = value(run(state))
     off = value(run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False))
     assert on == off
+    assert value(Session(state).run(threads=True)) == on
 
 
 # -- PREEMPT mode: every shortcut stays exact (one test each) ---------------------------
