@@ -23,6 +23,13 @@ tried whole whenever anything is tried or the last session started a job. A sess
 stops trying a strict queue at its head. Tests check the schedule is identical with
 ``incremental=False``.
 
+**Preemption** (docs/preemption.md): a job that pends ``PREEMPTING`` starts at once on
+its promise, its victims released by ``JobPreempted`` and requeued; a full session
+follows at the same time. The shortcuts above stay exact: a preemption counts as a
+finish (resources were freed), a job of a preempting queue is tried even when it wants
+more slots than are free, and a failed preemption stays failed until something is freed
+(a victim that started since took only free resources).
+
 **Never silently wrong**: a job that no state of the cluster could ever run is reported
 as unrunnable (:meth:`Simulation._triage`), not looped over; a job still pending when
 nothing is left to happen is reported as never started, with its last pend reason;
@@ -184,7 +191,8 @@ class Simulation:
         self._dirty = False  # the last session started a job
         self._queued: dict[str, dict[str, PendingJob]] = {}  # pending jobs by queue, in order
         self._limits = empty.limits
-        self._preempting = any(q.preempts for q in empty.queues.values())
+        # queues whose jobs may preempt: a job of theirs may start with no slot free
+        self._preempting = {n for n, q in empty.queues.items() if q.preempts}
         self._limited_memo: dict[tuple[str, str, str], bool] = {}
         self._volatile: set[str] = set()
         self._session_queued = False
@@ -432,10 +440,8 @@ class Simulation:
 
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
-        """The exact session shortcuts apply: every queue's picker allows them, and no
-        queue preempts (a preemption frees resources between sessions of one time, and
-        its victims' holdings must stay out of reach for the rest of their session)."""
-        if not self.options.incremental or self._preempting:
+        """The exact session shortcuts apply: every queue's picker allows them."""
+        if not self.options.incremental:
             return False
         return all(self._picker(q).monotone_in_session for q in self._queues_seen)
 
@@ -466,7 +472,11 @@ class Simulation:
             # no queue is ever blocked: every job is tried; one wanting more tasks than
             # the whole cluster has free now would pend without charging anything.
             free = self._total - self._busy
-            jobs = [j for j in core.pending_jobs() if self._fewest_tasks(j) <= free]
+            jobs = [
+                j
+                for j in core.pending_jobs()
+                if self._fewest_tasks(j) <= free or j.queue in self._preempting
+            ]
             result = core.run_session(jobs=jobs)
         else:
             result = core.run_session(skip_blocked=incremental)
@@ -534,8 +544,10 @@ class Simulation:
         seen = len(self._queues_seen)  # queues only ever join this set
         if self._one_level is None or self._one_level[0] != seen:
             state = self.core.state
-            one = all(self._picker(q).blocks_queue_at_head for q in self._queues_seen) and (
-                len({state.queue_priority(q) for q in self._queues_seen}) <= 1
+            one = (
+                all(self._picker(q).blocks_queue_at_head for q in self._queues_seen)
+                and len({state.queue_priority(q) for q in self._queues_seen}) <= 1
+                and not self._queues_seen & self._preempting  # its heads may preempt
             )
             self._one_level = (seen, one)
         return self._one_level[1]
@@ -629,7 +641,11 @@ class Simulation:
         tried whole, in order, when it holds a new or volatile job (a volatile job can
         start only after the jobs ahead of it; its head may be volatile too), and every
         unsettled queue is, whenever anything is tried or the last session started a job
-        (who holds whom in it may have changed)."""
+        (who holds whom in it may have changed).
+
+        Preemption keeps this exact: a job that could not preempt cannot either after a
+        job that might be its victim started, since that job took only what was free,
+        so releasing it with any set gives back what that set alone gave before."""
         core = self.core
         blocked, unsettled = self._blocked, self._unsettled
         jobs: list[PendingJob] = []
