@@ -505,3 +505,19 @@ def _no_preempts(state: ClusterState) -> ClusterState:
     from xce.cluster.state import Queue
 
     return replace(state, queues={n: Queue(n, q.priority) for n, q in state.queues.items()})
+
+
+def test_cli_preemptor_option_names_the_option_when_unknown(tmp_path: Any) -> None:
+    """issue 11: ``--preemptor NAME`` chooses the victim-set iterator (schedule and
+    simulate); an unknown name is the option's fault, exit 2, before any input is read."""
+    from typer.testing import CliRunner
+
+    from xce.cli.main import app
+
+    missing = str(tmp_path / "missing.yaml")  # never read: the option is checked first
+    for command in (["schedule", missing], ["simulate", "--workload", missing, "--hosts", "1"]):
+        result = CliRunner().invoke(app, [*command, "--preemptor", "nope"])
+        assert result.exit_code == 2, result.output
+        assert "--preemptor: unknown preemptor 'nope' (known: lowest_priority_first)" in (
+            result.stderr
+        )

@@ -19,6 +19,7 @@ from xce.errors import InputError, InternalError
 
 if TYPE_CHECKING:
     from xce.core import PickerRegistry
+    from xce.preempt import Preemptor
 
 __all__ = ["CONTEXT", "XceCommand", "XceGroup", "check_picker", "guarded", "version"]
 
@@ -101,6 +102,20 @@ def version() -> str:
         return installed("xce")
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "unknown"
+
+
+def check_preemptor(name: str | None) -> Preemptor | None:
+    """``--preemptor``, checked before any input is read (the option's fault)."""
+    from xce.cli.outputs import plain
+    from xce.preempt import default_preemptors
+
+    if name is None:
+        return None
+    registry = default_preemptors()
+    if name not in registry.names():
+        known = ", ".join(sorted(registry.names()))
+        raise InputError(f"--preemptor: unknown preemptor {plain(repr(name))} (known: {known})")
+    return registry.get(name)
 
 
 def check_picker(picker: str | None) -> PickerRegistry:

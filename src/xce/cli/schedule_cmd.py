@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import check_picker
+from xce.cli.conventions import check_picker, check_preemptor
 from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
@@ -490,6 +490,15 @@ def schedule(
             "for queues that name none.",
         ),
     ] = None,
+    preemptor: Annotated[
+        str | None,
+        typer.Option(
+            "--preemptor",
+            metavar="NAME",
+            help="Victim-set iterator for queues that list preempts "
+            "(lowest_priority_first, or a plugin's).",
+        ),
+    ] = None,
     threads: Annotated[
         bool, typer.Option("--threads", help="Picker and allocator in two threads.")
     ] = False,
@@ -523,6 +532,7 @@ def schedule(
 
     target = _snapshot_target(snapshot, state_file, force)
     pickers = check_picker(picker)
+    chosen = check_preemptor(preemptor)
     invalid: tuple[InvalidJob, ...] = ()
     if lenient:
         state, invalid = load_state(state_file, lenient=True)
@@ -530,7 +540,7 @@ def schedule(
         state = load_state(state_file)
     source = str(state_file)
     wanted = find_job(job, state, invalid, source) if job is not None else None
-    core = SchedulerCore(state, picker=picker, pickers=pickers)
+    core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen)
     session = core.run_session(threads=threads)
     result = with_invalid(session, invalid)
     if target is not None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import check_picker
+from xce.cli.conventions import check_picker, check_preemptor
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
 
@@ -269,6 +269,15 @@ def simulate(
             "--picker", metavar="NAME", help="Default job picker (fcfs, strict, fairshare, ...)."
         ),
     ] = None,
+    preemptor: Annotated[
+        str | None,
+        typer.Option(
+            "--preemptor",
+            metavar="NAME",
+            help="Victim-set iterator for queues that list preempts "
+            "(lowest_priority_first, or a plugin's).",
+        ),
+    ] = None,
     single_queue: Annotated[
         bool, typer.Option("--single-queue", help="Put every job in one queue.")
     ] = False,
@@ -334,6 +343,7 @@ def simulate(
     if workload.startswith(SYNTHETIC):
         synthetic_count(workload)
     check_picker(picker)
+    check_preemptor(preemptor)
     out_dir = _out_dir(out, workload, cluster, force)
     state = load_state(cluster) if cluster is not None else None
     queue_state = _queues_file(queues) if queues is not None else None
@@ -352,6 +362,7 @@ def simulate(
         single_queue=single_queue,
         interval=interval,
         enforce_walltime=enforce_walltime,
+        preemptor=preemptor,
     )
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])

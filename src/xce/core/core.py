@@ -52,6 +52,7 @@ from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError
 from xce.inputs import MAX_HOST_SLOTS
+from xce.preempt import Preemptor
 
 __all__ = ["SchedulerCore"]
 
@@ -72,7 +73,10 @@ class SchedulerCore:
         options: AllocOptions | None = None,
         pickers: PickerRegistry | None = None,
         picker: str | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
+        """``preemptor``: the victim-set iterator of queues that list ``preempts``
+        (default ``lowest_priority_first``, docs/preemption.md)."""
         self._catalog = state.catalog
         t = state.hosts  # a copy: host events must not change the caller's state
         self._hosts = HostTable(
@@ -97,6 +101,7 @@ class SchedulerCore:
             options=options,
             pickers=pickers or default_pickers(),
             picker=self._default_picker,
+            preemptor=preemptor,
         )
 
     # --- reading ---------------------------------------------------------------------

@@ -71,6 +71,7 @@ from xce.core.pickers import (
     picker_traits,
 )
 from xce.errors import EventError, InputError, InternalError, clip
+from xce.preempt import PreemptorRegistry, default_preemptors
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
 __all__ = [
@@ -98,6 +99,7 @@ class SimOptions:
     interval: float | None = None  # seconds between sessions; None: at every event time
     enforce_walltime: bool = False  # end jobs at their requested time
     incremental: bool = True  # exact session shortcuts (module docstring)
+    preemptor: str | None = None  # victim-set iterator by name (default lowest_priority_first)
 
 
 @dataclass(slots=True)
@@ -149,6 +151,7 @@ class Simulation:
         options: SimOptions | None = None,
         progress: Progress | None = None,
         pickers: PickerRegistry | None = None,
+        preemptors: PreemptorRegistry | None = None,
     ) -> None:
         self.options = options or SimOptions()
         _check_interval(self.options.interval)
@@ -159,11 +162,15 @@ class Simulation:
         empty = replace(cluster, jobs=())
         # The simulator reports no per-host breakdowns of pend reasons: skip computing them.
         self._registry = pickers if pickers is not None else default_pickers()
+        preemptor = None
+        if self.options.preemptor is not None:
+            preemptor = (preemptors or default_preemptors()).get(self.options.preemptor)
         self.core = SchedulerCore(
             empty,
             picker=self.options.picker,
             options=AllocOptions(explain=False),
             pickers=self._registry,
+            preemptor=preemptor,
         )
         self._probe = Allocator(_forever(empty))  # answers "could this job ever run here?"
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
