@@ -521,3 +521,31 @@ def test_cli_preemptor_option_names_the_option_when_unknown(tmp_path: Any) -> No
         assert "--preemptor: unknown preemptor 'nope' (known: lowest_priority_first)" in (
             result.stderr
         )
+
+
+def test_cli_snapshot_runs_the_preemptor_instead_of_its_victims(tmp_path: Any) -> None:
+    """issue 11: ``xce schedule --snapshot`` applies the session in decision order: the
+    victims are preempted (gone from running work) and the preemptor runs on its
+    promise; stderr says so."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from xce.cli.main import app
+    from xce.cluster import load_state
+
+    state = tmp_path / "s.yaml"
+    doc = (
+        base()
+        .host("A", 4)
+        .running("v", {"A": 4}, queue="low")
+        .job("h", 4, queue="high")
+        .to_dict()
+    )
+    state.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    after = tmp_path / "after.yaml"
+    result = CliRunner().invoke(app, ["schedule", str(state), "--snapshot", str(after)])
+    assert result.exit_code == 0, result.output
+    assert "the 1 preempted job(s) no longer run and their preemptors do: v" in result.stderr
+    snap = load_state(after)
+    assert [r.id for r in snap.running] == ["h"]
+    assert snap.jobs == ()

@@ -582,10 +582,29 @@ def _write_snapshot(
     target: Path,
     force: bool,
 ) -> None:
-    from xce.core import JobStarted, write_state
+    from xce.alloc import Dispatched, Pending
+    from xce.core import Event, JobPreempted, JobStarted, write_state
 
-    core.apply(*(JobStarted(d.job, d.allocation) for d in result.dispatched))
+    events: list[Event] = []
+    preempted: list[str] = []
+    for d in result.decisions:  # in decision order: each fits when it is applied
+        if isinstance(d, Dispatched):
+            events.append(JobStarted(d.job, d.allocation))
+        elif isinstance(d, Pending) and d.preemption is not None:
+            events += [JobPreempted(v, by=d.job) for v in d.preemption.victims]
+            events.append(JobStarted(d.job, d.preemption.promise))
+            preempted += d.preemption.victims
+    core.apply(*events)
     write_file(target, "--snapshot", lambda temp: write_state(core.state, temp), force=force)
+    if preempted:
+        print(
+            plain(
+                f"xce: note: in the snapshot the {len(preempted)} preempted job(s) no longer "
+                f"run and their preemptors do: {', '.join(preempted[:10])}"
+                + (", ..." if len(preempted) > 10 else "")
+            ),
+            file=sys.stderr,
+        )
     if invalid:
         left = ", ".join(j.id for j in invalid)
         print(
