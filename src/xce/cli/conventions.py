@@ -104,6 +104,15 @@ def version() -> str:
         return "unknown"
 
 
+PREEMPTOR_OPTION = typer.Option(
+    "--preemptor",
+    metavar="NAME",
+    help="Victim-set iterator for queues that list preempts (lowest_priority_first, or a "
+    "plugin's).",
+)
+"""``--preemptor NAME`` (xce schedule and xce simulate); checked by :func:`check_preemptor`."""
+
+
 def check_preemptor(name: str | None) -> Preemptor | None:
     """``--preemptor``, checked before any input is read (the option's fault)."""
     from xce.cli.outputs import plain

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import check_picker, check_preemptor
+from xce.cli.conventions import PREEMPTOR_OPTION, check_picker, check_preemptor
 from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
@@ -490,15 +490,7 @@ def schedule(
             "for queues that name none.",
         ),
     ] = None,
-    preemptor: Annotated[
-        str | None,
-        typer.Option(
-            "--preemptor",
-            metavar="NAME",
-            help="Victim-set iterator for queues that list preempts "
-            "(lowest_priority_first, or a plugin's).",
-        ),
-    ] = None,
+    preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,
     threads: Annotated[
         bool, typer.Option("--threads", help="Picker and allocator in two threads.")
     ] = False,

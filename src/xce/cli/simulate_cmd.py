@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import check_picker, check_preemptor
+from xce.cli.conventions import PREEMPTOR_OPTION, check_picker, check_preemptor
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
 
@@ -269,15 +269,7 @@ def simulate(
             "--picker", metavar="NAME", help="Default job picker (fcfs, strict, fairshare, ...)."
         ),
     ] = None,
-    preemptor: Annotated[
-        str | None,
-        typer.Option(
-            "--preemptor",
-            metavar="NAME",
-            help="Victim-set iterator for queues that list preempts "
-            "(lowest_priority_first, or a plugin's).",
-        ),
-    ] = None,
+    preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,
     single_queue: Annotated[
         bool, typer.Option("--single-queue", help="Put every job in one queue.")
     ] = False,
