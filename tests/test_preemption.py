@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from builders import ClusterBuilder
 from xce.alloc import AllocOptions, Dispatched, Pending, PendReason
-from xce.cluster import ClusterState
-from xce.core import Session, SessionResult
+from xce.cluster import ClusterState, state_from_dict
+from xce.core import JobPreempted, JobStarted, SchedulerCore, Session, SessionResult
 
 
 def run(state: ClusterState, **options: bool) -> SessionResult:
@@ -232,13 +232,17 @@ def test_resources_and_licences_of_victims_count_as_available() -> None:
 
 
 @st.composite
-def preemption_states(draw: st.DrawFn) -> ClusterState:
+def preemption_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A state document: 1-4 hosts with slots and mem, a licence of 2, running jobs of
+    every queue (some holding mem and the licence), pending jobs of high and low with
+    spans, mem, the licence; sometimes a limit on user v (aggregate or per host)."""
     n_hosts = draw(st.integers(1, 4))
-    b = base()
+    b = base().shared("lic", 2)
     slots = [draw(st.integers(1, 6)) for _ in range(n_hosts)]
     for i, s in enumerate(slots):
-        b.host(f"h{i}", s)
+        b.host(f"h{i}", s, mem=100 * s)
     used = [0] * n_hosts
+    lic = 0
     for r in range(draw(st.integers(0, 6))):
         h = draw(st.integers(0, n_hosts - 1))
         free = slots[h] - used[h]
@@ -246,59 +250,62 @@ def preemption_states(draw: st.DrawFn) -> ClusterState:
             continue
         k = draw(st.integers(1, free))
         used[h] += k
-        queue = draw(st.sampled_from(["low", "mid", "other", "high"]))
-        b.running(f"r{r}", {f"h{h}": k}, queue=queue, start_time=float(draw(st.integers(0, 9))))
+        takes = draw(st.booleans()) and lic < 2
+        lic += takes
+        b.running(
+            f"r{r}",
+            {f"h{h}": k},
+            rusage={"mem": draw(st.sampled_from([0, 50, 100]))},
+            shared={"lic": 1} if takes else None,
+            queue=draw(st.sampled_from(["low", "mid", "other", "high"])),
+            user=draw(st.sampled_from("uv")),
+            start_time=float(draw(st.integers(0, 9))),
+        )
     for j in range(draw(st.integers(1, 5))):
         tasks = draw(st.integers(1, 8))
-        span = draw(st.sampled_from(["", "span[hosts=1]", "span[ptile=2]"]))
-        queue = draw(st.sampled_from(["high", "high", "low"]))
-        b.job(f"j{j}", tasks, queue=queue, resreq=span, user=draw(st.sampled_from("uv")))
-    return b.build()
+        parts = [draw(st.sampled_from(["", "span[hosts=1]", "span[ptile=2]"]))]
+        parts.append(draw(st.sampled_from(["", "rusage[mem=50]", "rusage[mem=80:lic=1]"])))
+        b.job(
+            f"j{j}",
+            tasks,
+            queue=draw(st.sampled_from(["high", "high", "low"])),
+            resreq=" ".join(p for p in parts if p),
+            user=draw(st.sampled_from("uv")),
+        )
+    limit = draw(st.sampled_from([None, "aggregate", "per_host"]))
+    if limit is not None:
+        b.limit("v_cap", users=["v"], slots=3, per_host=limit == "per_host")
+    return b.to_dict()
 
 
-def _slots_held(state: ClusterState, result: SessionResult, gone: set[str]) -> Counter[int]:
-    index = state.hosts.index
-    held: Counter[int] = Counter()
-    for r in state.running:
-        if r.id not in gone:
-            for a in r.alloc:
-                held[index[a.host]] += a.slots
-    for d in result.dispatched:
-        for c in d.allocation.claims:
-            held[c.host] += c.slots
-    return held
+def preemption_states() -> st.SearchStrategy[ClusterState]:
+    return preemption_docs().map(lambda doc: state_from_dict(doc, "<preemption>"))
 
 
-def _without(state: ClusterState, gone: Sequence[str], jobs: Sequence[str]) -> ClusterState:
-    from dataclasses import replace
-
-    return replace(
-        state,
-        running=tuple(r for r in state.running if r.id not in gone),
-        jobs=tuple(j for j in state.jobs if j.id in jobs),
-        used=_used_without(state, gone),
-    )
-
-
-def _used_without(state: ClusterState, gone: Sequence[str]) -> dict[str, Any]:
-    used = {k: v.copy() for k, v in state.used.items()}
-    index = state.hosts.index
-    for r in state.running:
-        if r.id in gone:
-            for a in r.alloc:
-                used["slots"][index[a.host]] -= a.slots
-    return used
+def _apply_session(doc: dict[str, Any], result: SessionResult) -> SchedulerCore:
+    """The session applied through the core, in decision order: the core refuses any
+    event that does not fit (slots, mem, licences), which is the check."""
+    core = SchedulerCore(state_from_dict(doc, "<preemption>"))
+    for d in result.decisions:
+        if isinstance(d, Dispatched):
+            core.apply(JobStarted(d.job, d.allocation))
+        elif d.preemption is not None:
+            core.apply(*(JobPreempted(v) for v in d.preemption.victims))
+            core.apply(JobStarted(d.job, d.preemption.promise))
+    return core
 
 
-@given(preemption_states())
+@given(preemption_docs())
 def test_victims_are_lower_priority_distinct_and_the_preemptor_then_fits(
-    state: ClusterState,
+    doc: dict[str, Any],
 ) -> None:
     """issue 11 (properties): every victim is a running job of a queue the preemptor's
     queue lists, of lower priority; no job is preempted twice in a session; the
-    promises and the dispatched jobs never over-allocate a host once the victims are
-    gone, and the dispatched jobs never do while they still run; and after its
-    victims release, a preemptor alone fits the cluster."""
+    dispatched jobs and the promises, applied in decision order with the victims
+    released, fit every host's slots and mem and the licence (the core checks each
+    start); after its victims release, a preemptor alone fits; and a limit that
+    applies to a preemptor is kept by its promise."""
+    state = state_from_dict(doc, "<preemption>")
     result = run(state)
     queues = state.queues
     running = {r.id: r for r in state.running}
@@ -313,18 +320,28 @@ def test_victims_are_lower_priority_distinct_and_the_preemptor_then_fits(
             assert r.queue in mine.preempts
             assert queues[r.queue].priority < mine.priority
         seen += p.preemption.victims
-        alone = run(_without(state, p.preemption.victims, [p.job]))
-        assert isinstance(decision(alone, p.job), Dispatched)
+        alone = dict(doc)
+        alone["running"] = [
+            r for r in doc.get("running", []) if r["id"] not in p.preemption.victims
+        ]
+        alone["jobs"] = [j for j in doc["jobs"] if j["id"] == p.job]
+        again = decision(run(state_from_dict(alone, "<alone>")), p.job)
+        assert isinstance(again, Dispatched), again
     assert len(seen) == len(set(seen))
-    capacity = state.hosts.capacity["slots"]
-    held = _slots_held(state, result, set())
-    assert all(held[h] <= capacity[h] for h in held)
-    after = _slots_held(state, result, set(seen))
-    for p in result.pending:
-        if p.preemption is not None:
-            for c in p.preemption.promise.claims:
-                after[c.host] += c.slots
-    assert all(after[h] <= capacity[h] for h in after)
+    _apply_session(doc, result)  # raises EventError if anything over-allocates
+    for lim in state.limits:  # the aggregate slots limit on user v holds after the session
+        if lim.per_host:
+            continue
+        base = sum(r.slots for r in running.values() if r.user == "v" and r.id not in seen)
+        new = 0
+        for d in result.decisions:
+            if next(j for j in state.jobs if j.id == d.job).user != "v":
+                continue
+            if isinstance(d, Dispatched):
+                new += d.allocation.slots
+            elif d.preemption is not None:
+                new += d.preemption.promise.slots
+        assert new == 0 or base + new <= 3, (base, new)
 
 
 @given(preemption_states())
@@ -535,11 +552,7 @@ def test_cli_snapshot_runs_the_preemptor_instead_of_its_victims(tmp_path: Any) -
 
     state = tmp_path / "s.yaml"
     doc = (
-        base()
-        .host("A", 4)
-        .running("v", {"A": 4}, queue="low")
-        .job("h", 4, queue="high")
-        .to_dict()
+        base().host("A", 4).running("v", {"A": 4}, queue="low").job("h", 4, queue="high").to_dict()
     )
     state.write_text(yaml.safe_dump(doc), encoding="utf-8")
     after = tmp_path / "after.yaml"
@@ -549,3 +562,30 @@ def test_cli_snapshot_runs_the_preemptor_instead_of_its_victims(tmp_path: Any) -
     snap = load_state(after)
     assert [r.id for r in snap.running] == ["h"]
     assert snap.jobs == ()
+
+
+def test_random_states_reach_every_kind_of_preemption() -> None:
+    """issue 11: the properties above are not vacuous: over 200 derandomized states,
+    jobs preempt for slots alone, for mem, for the licence, under a limit, and with
+    several victims."""
+    from hypothesis import Phase, settings
+
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
+    @given(preemption_docs())
+    def collect(doc: dict[str, Any]) -> None:
+        state = state_from_dict(doc, "<preemption>")
+        for p in run(state).pending:
+            if p.preemption is None:
+                continue
+            seen["any"] += 1
+            amounts = {n for c in p.preemption.promise.claims for n, _ in c.amounts}
+            seen["mem"] += "mem" in amounts
+            seen["licence"] += bool(p.preemption.promise.shared)
+            seen["limit"] += bool(state.limits)
+            seen["several victims"] += len(p.preemption.victims) > 1
+
+    collect()
+    missing = [k for k in ("any", "mem", "licence", "limit", "several victims") if not seen[k]]
+    assert not missing, (missing, seen)
