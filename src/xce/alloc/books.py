@@ -113,32 +113,39 @@ class SessionBooks:
 
     def released(self, back: Released) -> SessionBooks:
         """These books with the claims of ``back`` given back: what PREEMPT mode counts
-        as available (design §3a).
-
-        A separate object: its own arrays, select memo, cursors and static eligibility
-        (availability in it is not the session's, and only falls while an attempt runs
-        against it), so every shortcut stays exact there. These books are left exactly
-        as they were.
-        """
-        view = object.__new__(SessionBooks)
-        view.state, view.scales = self.state, self.scales
+        as available (design §3a). These books are left exactly as they were."""
         avail = {name: units.copy() for name, units in self._avail.items()}
         for name, amounts in self._given_back(back).items():
             avail[name] += amounts
-        view._avail = avail
+        shared = dict(self._shared)
+        for name, units in back.shared:
+            shared[name] += units
+        return self.view(avail, shared)
+
+    def view(self, available: dict[str, FloatArray], shared: dict[str, float]) -> SessionBooks:
+        """Books of the same cluster with ``available`` (units per resource, every
+        resource of these books; taken, not copied) and ``shared`` (units): the one
+        mechanism of the availability views (design §3a) — PREEMPT (:meth:`released`)
+        and a planned start (the window minimum of a profile).
+
+        A separate object: its own select memo, cursors and static eligibility
+        (availability in it is not the session's, and only falls while an attempt runs
+        against it), so every shortcut stays exact there.
+        """
+        view = object.__new__(SessionBooks)
+        view.state, view.scales = self.state, self.scales
+        view._avail = available
         view._real = {
             name: units if self.scales[name] == 1.0 else units / self.scales[name]
-            for name, units in avail.items()
+            for name, units in available.items()
         }
         view._stale = False
-        view._shared = dict(self._shared)
-        for name, units in back.shared:
-            view._shared[name] += units
+        view._shared = shared
         view.memo = SelectMemo(view)
         view.cursors = {}
         view._static_eligible = {}
         view.ok, view.max_slots, view.n_ok = self.ok, self.max_slots, self.n_ok
-        view.total_slots = float(np.nansum(avail[SLOTS][self.ok]))
+        view.total_slots = float(np.nansum(available[SLOTS][self.ok]))
         view._hosts_seen, view._version_seen = self._hosts_seen, self._version_seen
         view.version = 0
         return view

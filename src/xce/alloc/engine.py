@@ -212,13 +212,20 @@ class Allocator:
 
     def preempt_view(self, back: Released) -> Allocator:
         """An allocator like this one on a view of the session's books in which
-        ``victims`` have released everything (PREEMPT mode; the session's books are
-        not touched). The unsatisfiable cache is off there."""
+        ``back``'s victims have released everything (PREEMPT mode; the session's books
+        are not touched)."""
+        limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
+        return self.on_view(self.books.released(back), limits)
+
+    def on_view(self, books: SessionBooks, limits: LimitBooks) -> Allocator:
+        """An allocator like this one on other books of the same cluster (an
+        availability view, design §3a), for :meth:`try_place`: its own unsatisfiable
+        cache, off, and its own failure memo; the session's books are not touched."""
         view = object.__new__(Allocator)
         view.__dict__.update(self.__dict__)
         view.options = replace(self.options, cache=False)
-        view.books = self.books.released(back)
-        view.limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
+        view.books = books
+        view.limits = limits
         view.cache = UnsatCache()
         view.stats = AllocStats()
         view._failed = {}
