@@ -11,6 +11,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -137,6 +138,53 @@ def synthetic_count(spec: str) -> int:
             f"from 0 to {MAX_GENERATED_JOBS:,}"
         )
     return count
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayInputs:
+    """What a replay reads, as the options give it (``xce simulate``, ``xce compare``):
+    checked before anything is read, then loaded."""
+
+    workload: str
+    cluster: Path | None
+    queues: Path | None
+    hosts: int | None
+    slots_per_host: int | None
+    seed: int
+    limit: int | None
+    lenient: bool
+
+    def check(self, interval: float | None) -> None:
+        """Every option on its own and together, before any input is read."""
+        check_interval(interval)
+        if self.limit is not None and self.limit < 0:
+            raise InputError(f"--limit must be >= 0, got {self.limit}")
+        check_hosts(self.hosts, self.slots_per_host)
+        if self.cluster is not None and (self.hosts is not None or self.slots_per_host is not None):
+            raise InputError("give --cluster or --hosts/--slots-per-host, not both")
+        if self.cluster is not None and self.queues is not None:
+            raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
+        if self.workload.startswith(SYNTHETIC):
+            synthetic_count(self.workload)
+
+    def load(self) -> tuple[ClusterState, list[SimJob], SwfTrace | None]:
+        """The cluster, the jobs and the trace (None unless SWF)."""
+        from xce.cluster import load_state
+
+        state = load_state(self.cluster) if self.cluster is not None else None
+        queue_state = _queues_file(self.queues) if self.queues is not None else None
+        hosts, slots = self.hosts, self.slots_per_host
+        if state is None and hosts is not None and self.workload.startswith(SYNTHETIC):
+            state = uniform_cluster(hosts, slots or 1, queue_state)
+        jobs, trace = _workload(self.workload, state, self.seed, self.limit, self.lenient)
+        if state is None:
+            if hosts is None and trace is not None:
+                hosts, default_slots = header_cluster(trace)
+                slots = slots or default_slots
+            if hosts is None:
+                raise InputError("give --cluster STATE or --hosts N (and --slots-per-host C)")
+            state = uniform_cluster(hosts, slots or 1, queue_state)
+        return state, jobs, trace
 
 
 def _workload(
@@ -316,39 +364,19 @@ def simulate(
     slowdowns and utilisation."""
     from rich.console import Console
 
-    from xce.cluster import load_state
     from xce.sim.engine import SimOptions, verify
     from xce.sim.metrics import metrics
 
-    check_interval(interval)
-    if limit is not None and limit < 0:
-        raise InputError(f"--limit must be >= 0, got {limit}")
-    check_hosts(hosts, slots_per_host)
-    if cluster is not None and (hosts is not None or slots_per_host is not None):
-        raise InputError("give --cluster or --hosts/--slots-per-host, not both")
-    if cluster is not None and queues is not None:
-        raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
+    check_picker(picker)
+    check_preemptor(preemptor)
+    replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
+    replay.check(interval)
     if preempt_mode != "requeue":
         raise InputError(
             f"--preempt-mode: unknown mode {plain(repr(preempt_mode))} (known: requeue)"
         )
-    if workload.startswith(SYNTHETIC):
-        synthetic_count(workload)
-    check_picker(picker)
-    check_preemptor(preemptor)
     out_dir = _out_dir(out, workload, cluster, force)
-    state = load_state(cluster) if cluster is not None else None
-    queue_state = _queues_file(queues) if queues is not None else None
-    if state is None and hosts is not None and workload.startswith(SYNTHETIC):
-        state = uniform_cluster(hosts, slots_per_host or 1, queue_state)
-    jobs, trace = _workload(workload, state, seed, limit, lenient)
-    if state is None:
-        if hosts is None and trace is not None:
-            hosts, default_slots = header_cluster(trace)
-            slots_per_host = slots_per_host or default_slots
-        if hosts is None:
-            raise InputError("give --cluster STATE or --hosts N (and --slots-per-host C)")
-        state = uniform_cluster(hosts, slots_per_host or 1, queue_state)
+    state, jobs, trace = replay.load()
     options = SimOptions(
         picker=picker,
         single_queue=single_queue,
