@@ -51,10 +51,11 @@ def _root(
 
 
 def _register() -> None:
-    from xce.cli import resreq_cmd, schedule_cmd, simulate_cmd, workload_cmd
+    from xce.cli import compare_cmd, resreq_cmd, schedule_cmd, simulate_cmd, workload_cmd
 
     app.command("schedule", cls=XceCommand)(guarded(schedule_cmd.schedule))
     app.command("simulate", cls=XceCommand)(guarded(simulate_cmd.simulate))
+    app.command("compare", cls=XceCommand)(guarded(compare_cmd.compare))
     app.command("resreq", cls=XceCommand)(guarded(resreq_cmd.resreq))
     app.add_typer(workload_cmd.workload_app, name="workload", cls=XceGroup)
 

@@ -22,7 +22,7 @@ from matplotlib.ticker import FixedLocator, NullLocator
 from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
 
-__all__ = ["SIZE_BUCKETS", "size_bucket", "write_plots"]
+__all__ = ["SIZE_BUCKETS", "size_bucket", "write_compare_plots", "write_plots"]
 
 SIZE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     ("1", 1, 1),
@@ -271,3 +271,90 @@ def _bsld_by_size(ax: Axes, records: Sequence[JobRecord]) -> None:
     )
     ax.axhline(1.0, color="0.5", linewidth=0.8, linestyle=":")
     ax.set_ylim(0, max(means) * 1.25 + 0.5)
+
+
+# -- several policies on one workload (xce compare) ----------------------------------------
+
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
+
+Run = tuple[str, Sequence[JobRecord]]
+"""(policy name, its records)."""
+
+
+def write_compare_plots(runs: Sequence[Run], workload: str, out_dir: Path) -> list[Path]:
+    """Write compare_wait_cdf.png (the policies' wait CDFs overlaid) and
+    compare_bsld_by_size.png (median and p95 bounded slowdown per job size, a bar group
+    per size) into ``out_dir``; titles name the workload and the policies."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots: tuple[tuple[str, Callable[[Axes], None]], ...] = (
+        ("compare_wait_cdf.png", lambda ax: _compare_waits(ax, runs, workload)),
+        ("compare_bsld_by_size.png", lambda ax: _compare_bsld(ax, runs, workload)),
+    )
+    written = []
+    for name, draw in plots:
+        path = out_dir / name
+        _save(draw, path)
+        written.append(path)
+    return written
+
+
+def _compare_waits(ax: Axes, runs: Sequence[Run], workload: str) -> None:
+    ax.set_title(f"Wait-time distribution: {workload}")
+    ax.set_xlabel("Wait (log scale; waits under 1 s drawn at 1 s)")
+    ax.set_ylabel("Jobs that waited at most this long (%)")
+    top = 10.0
+    drawn = False
+    for k, (name, records) in enumerate(runs):
+        waits = np.sort(np.array([r.wait for r in records if r.wait is not None], np.float64))
+        if waits.size == 0:
+            continue
+        shown = np.maximum(waits, _WAIT_FLOOR)
+        share = 100.0 * np.arange(1, waits.size + 1) / waits.size
+        if waits.size > _MAX_POINTS:
+            keep = np.linspace(0, waits.size - 1, _MAX_POINTS).astype(np.int64)
+            shown, share = shown[keep], share[keep]
+        top = max(top, float(shown[-1]) * 2)
+        median = _duration(float(np.median(waits)))
+        color = _PALETTE[k % len(_PALETTE)]
+        ax.step(shown, share, where="post", color=color, label=f"{name} (median {median})")
+        drawn = True
+    if not drawn:
+        _no_data(ax, "job started")
+        return
+    ax.set_xscale("log")
+    ax.set_xlim(_WAIT_FLOOR * 0.8, top)
+    ax.set_ylim(0, 101)
+    ticks = [(x, label) for x, label in _WAIT_TICKS if x <= top]
+    ax.xaxis.set_major_locator(FixedLocator([x for x, _ in ticks]))
+    ax.set_xticklabels([label for _, label in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.legend(loc="lower right", fontsize="small")
+
+
+def _compare_bsld(ax: Axes, runs: Sequence[Run], workload: str) -> None:
+    ax.set_title(f"Bounded slowdown by job size (bar: median, tick: p95): {workload}")
+    ax.set_xlabel("Job size (tasks)")
+    ax.set_ylabel(f"Bounded slowdown (τ = {BSLD_TAU:g} s, log scale)")
+    labels = [label for label, _, _ in SIZE_BUCKETS]
+    width = 0.8 / max(len(runs), 1)
+    drawn = False
+    for k, (name, records) in enumerate(runs):
+        per: list[list[float]] = [[] for _ in SIZE_BUCKETS]
+        for r in records:
+            if r.start is not None and r.bsld is not None:
+                per[size_bucket(r.slots or r.job.tasks or 1)].append(r.bsld)
+        x = np.arange(len(SIZE_BUCKETS)) + (k - (len(runs) - 1) / 2) * width
+        medians = [float(np.median(v)) if v else 0.0 for v in per]
+        p95 = [float(np.percentile(v, 95)) if v else 0.0 for v in per]
+        color = _PALETTE[k % len(_PALETTE)]
+        ax.bar(x, medians, width=width, color=color, label=name)
+        ax.scatter(x, p95, marker="_", s=120, color=color)
+        drawn = drawn or any(per)
+    if not drawn:
+        _no_data(ax, "job finished")
+        return
+    ax.set_xticks(np.arange(len(SIZE_BUCKETS)))
+    ax.set_xticklabels(labels)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.8)
+    ax.legend(loc="upper right", fontsize="small")
