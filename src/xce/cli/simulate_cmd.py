@@ -38,6 +38,7 @@ OUTPUT_FILES = (
     "queue.png",
     "wait_cdf.png",
     "bsld_by_size.png",
+    "schedule.swf",
 )
 """Every file ``--out DIR`` writes, and the only ones."""
 
@@ -347,9 +348,9 @@ def simulate(
         typer.Option(
             "--out",
             metavar="DIR",
-            help="Write jobs.csv, metrics.json, timing.json and the plots utilisation.png, "
-            "queue.png, wait_cdf.png, bsld_by_size.png into DIR (created if missing); "
-            "nothing else there is touched.",
+            help="Write jobs.csv, metrics.json, timing.json, the plots utilisation.png, "
+            "queue.png, wait_cdf.png, bsld_by_size.png and the schedule as SWF "
+            "(schedule.swf) into DIR (created if missing); nothing else there is touched.",
         ),
     ] = None,
     force: Annotated[
@@ -387,7 +388,7 @@ def simulate(
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])
     data = metrics(result, trace)
-    written = _write(out_dir, result, data, force) if out_dir is not None else []
+    written = _write(out_dir, result, data, workload, force) if out_dir is not None else []
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
@@ -410,16 +411,20 @@ def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) 
     return path
 
 
-def _write(out: Path, result: SimResult, data: dict[str, Any], force: bool) -> list[Path]:
+def _write(
+    out: Path, result: SimResult, data: dict[str, Any], workload: str, force: bool
+) -> list[Path]:
     """The files of OUTPUT_FILES, each whole (see outputs.write_dir)."""
     from xce.sim.metrics import timing, write_jobs_csv, write_metrics
     from xce.sim.plots import write_plots
+    from xce.sim.swf import SWF_NAME, write_swf
 
     def write(staging: Path) -> None:
         write_jobs_csv(result.records, staging / "jobs.csv")
         write_metrics(data, staging / "metrics.json")
         write_metrics(timing(result), staging / "timing.json")
         write_plots(result.records, result.timeline, staging)
+        write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
     return write_dir(out, "--out", OUTPUT_FILES, write, force=force)
 

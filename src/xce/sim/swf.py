@@ -26,14 +26,15 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from xce.errors import InputError, clip_around
 from xce.inputs import open_input
-from xce.sim.model import SimJob
+from xce.sim.model import JobRecord, SimJob
 
-__all__ = ["MAX_FIELD", "MAX_TRACE_BYTES", "SwfTrace", "read_swf"]
+__all__ = ["MAX_FIELD", "MAX_TRACE_BYTES", "SWF_NAME", "SwfTrace", "read_swf", "write_swf"]
 
 MAX_TRACE_BYTES = 4 * 1024**3
 """A trace holds at most 4 GiB of text (decompressed): some 40 million job lines, more
@@ -253,3 +254,74 @@ def _job(v: list[float], memory: bool, source: str, line: int) -> SimJob | str:
         source=source,
         line=line,
     )
+
+
+# -- writing: the replayed schedule as SWF (issue 14) -------------------------------------
+
+SWF_NAME = "schedule.swf"
+
+
+def _number_of(name: str, prefix: str, numbers: dict[str, int]) -> int:
+    """The SWF number of a name this reader made (``u3`` is 3), else a number of its
+    own, counted from 1 in order of first appearance (and said in the header)."""
+    if name.startswith(prefix) and name[len(prefix) :].isdigit():
+        return int(name[len(prefix) :])
+    if name not in numbers:
+        numbers[name] = len(numbers) + 1
+    return numbers[name]
+
+
+def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, workload: str) -> None:
+    """The replayed schedule in the Standard Workload Format (version 2.2): one line per
+    job in workload order, with the wait (field 3) and run time (4) of the replay and
+    status 1; a job that never ran has wait and run time -1 and status 0. Ids, users,
+    groups, queues and partitions read from an SWF trace keep their numbers; other
+    names are numbered in a header note. Times are whole seconds when they are whole."""
+    numbers: dict[str, dict[str, int]] = {"u": {}, "g": {}, "q": {}, "p": {}, "id": {}}
+    lines = []
+    for r in records:
+        job = r.job
+        ran = r.start is not None and r.end is not None
+        jid = int(job.id) if job.id.isdigit() else _number_of(job.id, "\0", numbers["id"])
+        fields = [
+            jid,
+            job.submit,
+            r.wait if ran and r.wait is not None else -1,
+            r.ran if ran and r.ran is not None else -1,
+            r.slots if ran else -1,
+            -1,
+            -1,
+            job.tasks or r.slots or -1,
+            job.requested_time if job.requested_time is not None else -1,
+            -1,
+            1 if ran else 0,
+            _number_of(job.user, "u", numbers["u"]),
+            _number_of(job.project, "g", numbers["g"]),
+            -1,
+            _number_of(job.queue, "q", numbers["q"]),
+            _number_of(job.partition, "p", numbers["p"]) if job.partition else -1,
+            -1,
+            -1,
+        ]
+        lines.append(" ".join(_swf_number(f) for f in fields))
+    header = [
+        "; Version: 2.2",
+        f"; Computer: the xce replay of {workload}",
+        f"; MaxProcs: {total_slots}",
+        "; Note: fields 3 (wait) and 4 (run time) are the replay's; status 1 ran, 0 never",
+    ]
+    for kind, what in (
+        ("id", "job"),
+        ("u", "user"),
+        ("g", "group"),
+        ("q", "queue"),
+        ("p", "partition"),
+    ):
+        for name, number in numbers[kind].items():
+            shown = name.replace("\n", " ")
+            header.append(f"; Note: {what} {number} is {shown!r}")
+    path.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+
+
+def _swf_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
