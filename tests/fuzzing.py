@@ -22,7 +22,8 @@ locator; the ones here:
   number between 1 and the file's line count (+1, an end-of-file position), and ``PATH``
   a path into the document as the loader writes them (``jobs[3].resreq``,
   ``hosts[0].name``, ``["odd key"]``) whose first step is a section, ``job``, a quoted
-  key or a word the file holds. ``allow_bare`` (for inputs with nothing to point into,
+  key or a word the file holds; and a caret under a quoted line points into it
+  (:func:`caret_ok`). ``allow_bare`` (for inputs with nothing to point into,
   such as a blank file or a broken ``.gz`` stream) accepts ``xce: error: FILE: message``.
 - the requirement fuzzer's own locator (see ``test_fuzz_resreq.py``).
 
@@ -56,6 +57,7 @@ import subprocess
 import sys
 import time
 import types
+import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -283,6 +285,22 @@ DOC_PATH = r"(?:[^\W\d]\w*|\[[^\]]*\])(?:\.[^\W\d]\w*|\[[^\]]*\])*"
 ``["odd key"]``, ``job.resreq``."""
 
 
+def _width(text: str) -> int:
+    """Columns on a terminal: wide (East Asian) characters count two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def caret_ok(err: str) -> bool:
+    """Every caret line (``  ^``) points inside the line above it, or one past its end."""
+    lines = err.splitlines()
+    for i, line in enumerate(lines):
+        if i and re.fullmatch(r"\s*\^\s*", line):
+            above = lines[i - 1]
+            if len(line.rstrip()) > max(len(above), _width(above)) + 1:
+                return False
+    return True
+
+
 SECTIONS = ("resources", "hosts", "shared", "queues", "limits", "running", "jobs", "picker")
 
 
@@ -320,6 +338,8 @@ def located_in_file(path: Path, *, allow_bare: bool = False) -> Locator:
     bare = re.compile(rf"^xce: error: {name}: \S", re.M)
 
     def locate(err: str) -> bool:
+        if not caret_ok(err):
+            return False
         m = with_line.search(err)
         if m and 1 <= int(m.group(1)) <= lines + 1:
             return True

@@ -36,6 +36,7 @@ from fuzzing import (
     MemoryLimit,
     Outcome,
     Recorded,
+    caret_ok,
     case_range,
     fuzz_seed,
     located_in_file,
@@ -227,19 +228,10 @@ def requirement(rnd: random.Random) -> tuple[str, list[str]]:
 TASKS = (None, None, None, "1", "4", "2,8", "3", "0", "2,1", "99999999999999999999", "1e3", "")
 
 
-def _caret_ok(err: str) -> bool:
-    """Every caret line points inside (or one past) the line above it."""
-    lines = err.splitlines()
-    for i, line in enumerate(lines):
-        if i and re.fullmatch(r"\s*\^\s*", line) and len(line.rstrip()) > len(lines[i - 1]) + 1:
-            return False
-    return True
-
-
 def located_requirement(err: str) -> bool:
     """``xce: error: requirement...`` (or ``--tasks``), and any caret points into its line."""
     named = re.search(r"^xce: error: (requirement|--tasks)\b", err, re.M)
-    return bool(named) and _caret_ok(err)
+    return bool(named) and caret_ok(err)
 
 
 def _argv(door: str, rnd: random.Random) -> list[str]:
