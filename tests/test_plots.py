@@ -183,3 +183,22 @@ def test_plot_shows_the_utilisation_of_metrics_json() -> None:
     assert f"all work {100 * data['utilization_all_work']:.1f} %" in title
     assert f"the workload's jobs {100 * data['utilization']:.1f} %" in title
     assert utilisation(result.records, result.timeline).workload == data["utilization"]
+
+
+def test_every_plot_title_names_the_workload_and_the_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 14: every plot of ``xce simulate --out`` carries a title naming the workload
+    and the policy (a second line under the plot's own title), as saved."""
+    titles: list[str] = []
+    real = Figure.savefig
+
+    def spy(self: Figure, *args: Any, **kwargs: Any) -> None:
+        titles.append(self.axes[0].get_title())
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    result, _ = _with_running_work()
+    plots.write_plots(result.records, result.timeline, tmp_path, "kth.swf, policy strict")
+    assert len(titles) == 4
+    assert all(t.endswith("\nkth.swf, policy strict") and len(t) > 25 for t in titles)

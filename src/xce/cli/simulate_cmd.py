@@ -388,7 +388,8 @@ def simulate(
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])
     data = metrics(result, trace)
-    written = _write(out_dir, result, data, workload, force) if out_dir is not None else []
+    policy = picker or state.default_picker or "fcfs"
+    written = _write(out_dir, result, data, workload, policy, force) if out_dir is not None else []
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
@@ -412,9 +413,11 @@ def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) 
 
 
 def _write(
-    out: Path, result: SimResult, data: dict[str, Any], workload: str, force: bool
+    out: Path, result: SimResult, data: dict[str, Any], workload: str, policy: str, force: bool
 ) -> list[Path]:
-    """The files of OUTPUT_FILES, each whole (see outputs.write_dir)."""
+    """The files of OUTPUT_FILES, each whole (see outputs.write_dir); the plots' titles
+    name the workload and the policy."""
+    subtitle = f"{Path(workload).name}, policy {policy}"
     from xce.sim.metrics import timing, write_jobs_csv, write_metrics
     from xce.sim.plots import write_plots
     from xce.sim.swf import SWF_NAME, write_swf
@@ -423,7 +426,7 @@ def _write(
         write_jobs_csv(result.records, staging / "jobs.csv")
         write_metrics(data, staging / "metrics.json")
         write_metrics(timing(result), staging / "timing.json")
-        write_plots(result.records, result.timeline, staging)
+        write_plots(result.records, result.timeline, staging, subtitle)
         write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
     return write_dir(out, "--out", OUTPUT_FILES, write, force=force)

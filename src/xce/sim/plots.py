@@ -55,10 +55,13 @@ _SIZE = (8.0, 4.5)  # inches
 _DPI = 100
 
 
-def write_plots(records: Sequence[JobRecord], timeline: Timeline, out_dir: Path) -> list[Path]:
+def write_plots(
+    records: Sequence[JobRecord], timeline: Timeline, out_dir: Path, subtitle: str = ""
+) -> list[Path]:
     """Write utilisation.png, queue.png, wait_cdf.png and bsld_by_size.png into
     ``out_dir`` (created if missing); return their paths in that order. Empty input
-    gives figures that say there is no data."""
+    gives figures that say there is no data. ``subtitle`` (the workload and the policy)
+    is a second line of every title."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plots: tuple[tuple[str, Callable[[Axes], None]], ...] = (
         ("utilisation.png", lambda ax: _utilisation(ax, timeline, records)),
@@ -69,17 +72,19 @@ def write_plots(records: Sequence[JobRecord], timeline: Timeline, out_dir: Path)
     written = []
     for name, draw in plots:
         path = out_dir / name
-        _save(draw, path)
+        _save(draw, path, subtitle)
         written.append(path)
     return written
 
 
-def _save(draw: Callable[[Axes], None], path: Path) -> None:
+def _save(draw: Callable[[Axes], None], path: Path, subtitle: str = "") -> None:
     with matplotlib.style.context("default"):  # ignore the user's matplotlibrc
         fig = Figure(figsize=_SIZE, dpi=_DPI, layout="constrained")
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         draw(ax)
+        if subtitle:
+            ax.set_title(f"{ax.get_title()}\n{subtitle}")
         ax.grid(True, alpha=0.3)
         fig.savefig(path, format="png", metadata={"Software": None})
 
