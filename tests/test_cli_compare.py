@@ -147,3 +147,19 @@ def test_cli_bad_policy_and_duplicates_exit_2(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2  # type: ignore[attr-defined]
     assert "given twice" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_plot_format_svg_and_bad_formats(tmp_path: Path) -> None:
+    """issue 14: ``--plot-format svg`` writes the plots as SVG under the same names;
+    another format is the option's fault, exit 2, before any replay."""
+    cluster, jobs = _inputs(tmp_path)
+    out = tmp_path / "out"
+    base = ["compare", "--workload", jobs, "--cluster", cluster, "--policy", "fcfs"]
+    result = _xce(*base, "--out", out, "--plot-format", "svg")
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["compare.csv", "compare.json", "compare_wait_cdf.svg", "compare_bsld_by_size.svg"]
+    )
+    bad = _xce(*base, "--plot-format", "pdf")
+    assert bad.exit_code == 2  # type: ignore[attr-defined]
+    assert "--plot-format: 'pdf' is not one of png, svg" in bad.stderr  # type: ignore[attr-defined]

@@ -280,7 +280,7 @@ def test_an_unwritable_place_exits_2_before_the_work(tmp_path: Path, output: str
 
 def disk_full(*args: Any) -> None:
     """A writer that writes a little into its (last) path, then fails as on a full disk."""
-    target = Path(args[-1])
+    target = next(Path(a) for a in reversed(args) if isinstance(a, (str, Path)) and "/" in str(a))
     (target if target.suffix else target / "jobs.csv").write_text("half", encoding="utf-8")
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

@@ -202,3 +202,25 @@ def test_every_plot_title_names_the_workload_and_the_policy(
     plots.write_plots(result.records, result.timeline, tmp_path, "kth.swf, policy strict")
     assert len(titles) == 4
     assert all(t.endswith("\nkth.swf, policy strict") and len(t) > 25 for t in titles)
+
+
+def test_svg_plots_are_deterministic_svg(tmp_path: Path) -> None:
+    """issue 14: plots as SVG (``--plot-format svg``): well-formed SVG, and the same run
+    gives the same bytes (no date, fixed element ids)."""
+    import xml.etree.ElementTree as ET
+
+    result, _ = _with_running_work()
+    first = plots.write_plots(result.records, result.timeline, tmp_path / "a", "w", "svg")
+    second = plots.write_plots(result.records, result.timeline, tmp_path / "b", "svg", "svg")
+    assert [p.name for p in first] == [
+        "utilisation.svg",
+        "queue.svg",
+        "wait_cdf.svg",
+        "bsld_by_size.svg",
+    ]
+    for a in first:
+        root = ET.parse(a).getroot()
+        assert root.tag.endswith("svg")
+    again = plots.write_plots(result.records, result.timeline, tmp_path / "c", "w", "svg")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]
+    assert len(second) == 4

@@ -14,20 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.cli.simulate_cmd import SYNTHETIC, ReplayInputs
 from xce.errors import InputError
+from xce.sim.files import compare_files
 
 if TYPE_CHECKING:
     from xce.sim.compare import Compared, Policy
 
-OUTPUT_FILES = (
-    "compare.csv",
-    "compare.json",
-    "compare_wait_cdf.png",
-    "compare_bsld_by_size.png",
-)
-"""Every file ``--out DIR`` writes, and the only ones."""
+OUTPUT_FILES = compare_files()
+"""Every file ``--out DIR`` writes (PNG plots), and the only ones."""
 
 
 def compare(
@@ -93,6 +90,7 @@ def compare(
         bool,
         typer.Option("--force", help="Let --out replace those files where they already exist."),
     ] = False,
+    plot_format: Annotated[str, PLOT_FORMAT_OPTION] = "png",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison JSON on stdout.")
     ] = False,
@@ -113,11 +111,14 @@ def compare(
         raise InputError("--policy: a policy is given twice")
     replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
     replay.check(interval)
-    out_dir = _out_dir(out, workload, cluster, force)
+    check_plot_format(plot_format)
+    out_dir = _out_dir(out, workload, cluster, force, plot_format)
     state, jobs, trace = replay.load()
     results = run_all(state, jobs, policies, SimOptions(interval=interval), trace)
     data = comparison_json(workload, results)
-    written = _write(out_dir, workload, results, data, force) if out_dir is not None else []
+    written = (
+        _write(out_dir, workload, results, data, plot_format, force) if out_dir is not None else []
+    )
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return
@@ -175,19 +176,26 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
-def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) -> Path | None:
+def _out_dir(
+    out: str | None, workload: str, cluster: Path | None, force: bool, fmt: str
+) -> Path | None:
     if out is None:
         return None
     path = output_path(out, "--out")
     inputs: Inputs = [("--cluster", cluster)] if cluster is not None else []
     if not workload.startswith(SYNTHETIC):
         inputs = [*inputs, ("--workload", Path(workload))]
-    check_dir(path, "--out", OUTPUT_FILES, inputs, force=force)
+    check_dir(path, "--out", compare_files(fmt), inputs, force=force)
     return path
 
 
 def _write(
-    out: Path, workload: str, results: list[Compared], data: dict[str, Any], force: bool
+    out: Path,
+    workload: str,
+    results: list[Compared],
+    data: dict[str, Any],
+    fmt: str,
+    force: bool,
 ) -> list[Path]:
     from xce.sim.compare import COLUMNS
     from xce.sim.plots import write_compare_plots
@@ -200,9 +208,9 @@ def _write(
                 w.writerow([c.policy.text, *(_csv(c.metrics.get(k)) for k, _ in COLUMNS)])
         (staging / "compare.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
         runs = [(c.policy.text, c.result.records) for c in results]
-        write_compare_plots(runs, Path(workload).name, staging)
+        write_compare_plots(runs, Path(workload).name, staging, fmt)
 
-    return write_dir(out, "--out", OUTPUT_FILES, write, force=force)
+    return write_dir(out, "--out", compare_files(fmt), write, force=force)
 
 
 def _csv(value: Any) -> str:

@@ -113,6 +113,20 @@ PREEMPTOR_OPTION = typer.Option(
 """``--preemptor NAME`` (xce schedule and xce simulate); checked by :func:`check_preemptor`."""
 
 
+PLOT_FORMAT_OPTION = typer.Option(
+    "--plot-format", metavar="FORMAT", help="The plots' format with --out: png or svg."
+)
+"""``--plot-format png|svg`` (xce simulate and xce compare)."""
+
+
+def check_plot_format(fmt: str) -> None:
+    """``--plot-format``: one of the formats plots are written in."""
+    from xce.sim.files import PLOT_FORMATS
+
+    if fmt not in PLOT_FORMATS:
+        raise InputError(f"--plot-format: {fmt!r} is not one of {', '.join(PLOT_FORMATS)}")
+
+
 def check_preemptor(name: str | None) -> Preemptor | None:
     """``--preemptor``, checked before any input is read (the option's fault)."""
     from xce.cli.outputs import plain

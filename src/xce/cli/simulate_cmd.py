@@ -17,9 +17,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import PREEMPTOR_OPTION, check_picker, check_preemptor
+from xce.cli.conventions import (
+    PLOT_FORMAT_OPTION,
+    PREEMPTOR_OPTION,
+    check_picker,
+    check_plot_format,
+    check_preemptor,
+)
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
+from xce.sim.files import simulate_files
 
 if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command runs
     from rich.console import Console
@@ -30,17 +37,8 @@ if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command run
     from xce.sim.swf import SwfTrace
 
 SYNTHETIC = "synthetic:"
-OUTPUT_FILES = (
-    "jobs.csv",
-    "metrics.json",
-    "timing.json",
-    "utilisation.png",
-    "queue.png",
-    "wait_cdf.png",
-    "bsld_by_size.png",
-    "schedule.swf",
-)
-"""Every file ``--out DIR`` writes, and the only ones."""
+OUTPUT_FILES = simulate_files()
+"""Every file ``--out DIR`` writes (PNG plots), and the only ones."""
 
 
 def header_cluster(trace: SwfTrace) -> tuple[int, int]:
@@ -357,6 +355,7 @@ def simulate(
         bool,
         typer.Option("--force", help="Let --out replace those files where they already exist."),
     ] = False,
+    plot_format: Annotated[str, PLOT_FORMAT_OPTION] = "png",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout.")
     ] = False,
@@ -376,7 +375,8 @@ def simulate(
         raise InputError(
             f"--preempt-mode: unknown mode {plain(repr(preempt_mode))} (known: requeue)"
         )
-    out_dir = _out_dir(out, workload, cluster, force)
+    check_plot_format(plot_format)
+    out_dir = _out_dir(out, workload, cluster, force, plot_format)
     state, jobs, trace = replay.load()
     options = SimOptions(
         picker=picker,
@@ -389,7 +389,11 @@ def simulate(
     verify(result, [r.job for r in result.records])
     data = metrics(result, trace)
     policy = picker or state.default_picker or "fcfs"
-    written = _write(out_dir, result, data, workload, policy, force) if out_dir is not None else []
+    written = (
+        _write(out_dir, result, data, workload, policy, plot_format, force)
+        if out_dir is not None
+        else []
+    )
     if as_json:
         typer.echo(json.dumps(data, indent=2))
     else:
@@ -400,7 +404,9 @@ def simulate(
             console.print(f"wrote {names} in {shown(out_dir)}")
 
 
-def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) -> Path | None:
+def _out_dir(
+    out: str | None, workload: str, cluster: Path | None, force: bool, fmt: str
+) -> Path | None:
     """``--out``, checked before the run against the run's inputs."""
     if out is None:
         return None
@@ -408,12 +414,18 @@ def _out_dir(out: str | None, workload: str, cluster: Path | None, force: bool) 
     inputs: Inputs = [("--cluster", cluster)] if cluster is not None else []
     if not workload.startswith(SYNTHETIC):
         inputs = [*inputs, ("--workload", Path(workload))]
-    check_dir(path, "--out", OUTPUT_FILES, inputs, force=force)
+    check_dir(path, "--out", simulate_files(fmt), inputs, force=force)
     return path
 
 
 def _write(
-    out: Path, result: SimResult, data: dict[str, Any], workload: str, policy: str, force: bool
+    out: Path,
+    result: SimResult,
+    data: dict[str, Any],
+    workload: str,
+    policy: str,
+    fmt: str,
+    force: bool,
 ) -> list[Path]:
     """The files of OUTPUT_FILES, each whole (see outputs.write_dir); the plots' titles
     name the workload and the policy."""
@@ -426,10 +438,10 @@ def _write(
         write_jobs_csv(result.records, staging / "jobs.csv")
         write_metrics(data, staging / "metrics.json")
         write_metrics(timing(result), staging / "timing.json")
-        write_plots(result.records, result.timeline, staging, subtitle)
+        write_plots(result.records, result.timeline, staging, subtitle, fmt)
         write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
-    return write_dir(out, "--out", OUTPUT_FILES, write, force=force)
+    return write_dir(out, "--out", simulate_files(fmt), write, force=force)
 
 
 def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: bool) -> SimResult:

@@ -19,10 +19,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
+from xce.sim.files import COMPARE_PLOTS, SIMULATE_PLOTS
 from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
 
-__all__ = ["SIZE_BUCKETS", "size_bucket", "write_compare_plots", "write_plots"]
+__all__ = [
+    "SIZE_BUCKETS",
+    "size_bucket",
+    "write_compare_plots",
+    "write_plots",
+]
 
 SIZE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     ("1", 1, 1),
@@ -56,22 +62,26 @@ _DPI = 100
 
 
 def write_plots(
-    records: Sequence[JobRecord], timeline: Timeline, out_dir: Path, subtitle: str = ""
+    records: Sequence[JobRecord],
+    timeline: Timeline,
+    out_dir: Path,
+    subtitle: str = "",
+    fmt: str = "png",
 ) -> list[Path]:
     """Write utilisation.png, queue.png, wait_cdf.png and bsld_by_size.png into
     ``out_dir`` (created if missing); return their paths in that order. Empty input
     gives figures that say there is no data. ``subtitle`` (the workload and the policy)
     is a second line of every title."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots: tuple[tuple[str, Callable[[Axes], None]], ...] = (
-        ("utilisation.png", lambda ax: _utilisation(ax, timeline, records)),
-        ("queue.png", lambda ax: _queue(ax, timeline)),
-        ("wait_cdf.png", lambda ax: _wait_cdf(ax, records)),
-        ("bsld_by_size.png", lambda ax: _bsld_by_size(ax, records)),
+    draws: tuple[Callable[[Axes], None], ...] = (
+        lambda ax: _utilisation(ax, timeline, records),
+        lambda ax: _queue(ax, timeline),
+        lambda ax: _wait_cdf(ax, records),
+        lambda ax: _bsld_by_size(ax, records),
     )
     written = []
-    for name, draw in plots:
-        path = out_dir / name
+    for name, draw in zip(SIMULATE_PLOTS, draws, strict=True):
+        path = out_dir / f"{name}.{fmt}"
         _save(draw, path, subtitle)
         written.append(path)
     return written
@@ -86,7 +96,11 @@ def _save(draw: Callable[[Axes], None], path: Path, subtitle: str = "") -> None:
         if subtitle:
             ax.set_title(f"{ax.get_title()}\n{subtitle}")
         ax.grid(True, alpha=0.3)
-        fig.savefig(path, format="png", metadata={"Software": None})
+        if path.suffix == ".svg":  # the same input, the same bytes: no date, fixed ids
+            with matplotlib.rc_context({"svg.hashsalt": "xce"}):
+                fig.savefig(path, format="svg", metadata={"Date": None, "Creator": None})
+        else:
+            fig.savefig(path, format="png", metadata={"Software": None})
 
 
 def _no_data(ax: Axes, what: str) -> None:
@@ -286,18 +300,20 @@ Run = tuple[str, Sequence[JobRecord]]
 """(policy name, its records)."""
 
 
-def write_compare_plots(runs: Sequence[Run], workload: str, out_dir: Path) -> list[Path]:
+def write_compare_plots(
+    runs: Sequence[Run], workload: str, out_dir: Path, fmt: str = "png"
+) -> list[Path]:
     """Write compare_wait_cdf.png (the policies' wait CDFs overlaid) and
     compare_bsld_by_size.png (median and p95 bounded slowdown per job size, a bar group
     per size) into ``out_dir``; titles name the workload and the policies."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots: tuple[tuple[str, Callable[[Axes], None]], ...] = (
-        ("compare_wait_cdf.png", lambda ax: _compare_waits(ax, runs, workload)),
-        ("compare_bsld_by_size.png", lambda ax: _compare_bsld(ax, runs, workload)),
+    draws: tuple[Callable[[Axes], None], ...] = (
+        lambda ax: _compare_waits(ax, runs, workload),
+        lambda ax: _compare_bsld(ax, runs, workload),
     )
     written = []
-    for name, draw in plots:
-        path = out_dir / name
+    for name, draw in zip(COMPARE_PLOTS, draws, strict=True):
+        path = out_dir / f"{name}.{fmt}"
         _save(draw, path)
         written.append(path)
     return written

@@ -1,0 +1,30 @@
+"""The files replays write (``xce simulate --out``, ``xce compare --out``): their names,
+in one place the command line can read without loading numpy or matplotlib."""
+
+from __future__ import annotations
+
+__all__ = [
+    "COMPARE_PLOTS",
+    "PLOT_FORMATS",
+    "SIMULATE_PLOTS",
+    "compare_files",
+    "simulate_files",
+]
+
+PLOT_FORMATS = ("png", "svg")
+"""What a plot may be written as (``--plot-format``)."""
+
+SIMULATE_PLOTS = ("utilisation", "queue", "wait_cdf", "bsld_by_size")
+COMPARE_PLOTS = ("compare_wait_cdf", "compare_bsld_by_size")
+"""The plots' file names, without the format's suffix."""
+
+
+def simulate_files(fmt: str = "png") -> tuple[str, ...]:
+    """Every file ``xce simulate --out DIR`` writes, and the only ones."""
+    plots = tuple(f"{name}.{fmt}" for name in SIMULATE_PLOTS)
+    return ("jobs.csv", "metrics.json", "timing.json", *plots, "schedule.swf")
+
+
+def compare_files(fmt: str = "png") -> tuple[str, ...]:
+    """Every file ``xce compare --out DIR`` writes, and the only ones."""
+    return ("compare.csv", "compare.json", *(f"{name}.{fmt}" for name in COMPARE_PLOTS))
