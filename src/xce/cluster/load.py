@@ -471,7 +471,7 @@ def _check_jobs(
                     ("jobs", i, "id"), f"duplicate job id {quote(name)} (also {seen[name]})"
                 )
             seen[name] = f"jobs[{i}]"
-            check_spec(StateSpec(jobs=[job]))
+            check_spec(StateSpec(jobs=[job], reservations=spec.reservations))
         except SpecError as err:
             faults[i] = err if err.path[:2] == ("jobs", i) else _at_job(err, i)
             continue

@@ -29,11 +29,13 @@ __all__ = [
     "JobSpec",
     "LimitSpec",
     "QueueSpec",
+    "ReservationSpec",
     "ResourceDecl",
     "RunningSpec",
     "SharedSpec",
     "SpecError",
     "StateSpec",
+    "check_job_reservation",
     "check_spec",
     "clip",
     "decode",
@@ -66,6 +68,7 @@ _LIMITS = {
 }
 """The tighter limits than MAX_NUMBER, by value, with what they mean (for messages)."""
 Amount = Annotated[float, msgspec.Meta(ge=0, le=_BIG)]
+Duration = Annotated[float, msgspec.Meta(gt=0, le=_BIG)]  # a runtime limit: positive, finite
 Names = Annotated[list[str], msgspec.Meta(min_length=1)]
 Attribute = str | bool | Number
 
@@ -99,6 +102,8 @@ class QueueSpec(_Spec):
     preempts: list[str] = []
     picker: str | None = None
     shares: dict[str, Amount] = {}
+    default_runtime: Duration | None = None  # jobs giving no requested_time (Slurm DefaultTime)
+    max_runtime: Duration | None = None  # caps requested_time (Slurm MaxTime, LSF RUNLIMIT)
 
 
 class LimitSpec(_Spec):
@@ -128,6 +133,21 @@ class RunningSpec(_Spec):
     shared: dict[str, Amount] = {}
     resreq: str = ""
     runtime: Amount | None = None
+    requested_time: Amount | None = None  # the walltime estimate it was started with
+
+
+class ReservationSpec(_Spec):
+    """An advance reservation (``scontrol create reservation``, ``brsvadd``): hosts, by
+    name or by a select on static attributes, set aside over ``[start, end)``."""
+
+    name: str
+    start: Number
+    end: Number
+    hosts: Names | None = None
+    select: str | None = None
+    users: list[str] | None = None
+    queues: list[str] | None = None
+    projects: list[str] | None = None
 
 
 class JobSpec(_Spec):
@@ -142,6 +162,7 @@ class JobSpec(_Spec):
     submit_time: Number = 0.0
     runtime: Amount | None = None
     requested_time: Amount | None = None  # the user's walltime estimate (like bsub -W)
+    reservation: str | None = None  # the advance reservation the job runs in (sbatch --reservation)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
@@ -162,6 +183,7 @@ class StateSpec(_Spec):
     limits: list[LimitSpec] = []
     running: list[RunningSpec] = []
     jobs: list[JobSpec] = []
+    reservations: list[ReservationSpec] = []
     picker: str | None = None  # the default job picker of queues that name none
 
 
@@ -226,11 +248,16 @@ def check_spec(spec: StateSpec) -> None:
     """Raise :class:`SpecError` for the first problem types alone cannot catch."""
     _check_unique((h.name for h in spec.hosts), "hosts", "name", "host")
     _check_unique((lim.name for lim in spec.limits), "limits", "name", "limit")
+    _check_unique((r.name for r in spec.reservations), "reservations", "name", "reservation")
     _check_job_ids(spec)
     for i, job in enumerate(spec.jobs):
         _check_tasks(job, ("jobs", i))
+        check_job_reservation(job, ("jobs", i), spec.reservations)
     for name, queue in spec.queues.items():
         _check_preempts(spec, name, queue)
+        _check_runtimes(name, queue)
+    for i, rsv in enumerate(spec.reservations):
+        _check_reservation(rsv, ("reservations", i))
     for i, lim in enumerate(spec.limits):
         if lim.slots is None and lim.jobs is None and not lim.resources:
             raise SpecError(
@@ -270,6 +297,42 @@ def _check_tasks(job: JobSpec, at: DocPath) -> None:
         raise SpecError(
             (*at, "max_tasks"),
             f"max_tasks ({job.max_tasks}) is less than min_tasks ({job.min_tasks})",
+        )
+
+
+def check_job_reservation(job: JobSpec, at: DocPath, reservations: list[ReservationSpec]) -> None:
+    """A job may name only a reservation the file declares."""
+    if job.reservation is not None and all(r.name != job.reservation for r in reservations):
+        raise SpecError((*at, "reservation"), f"unknown reservation {quote(job.reservation)}")
+
+
+def _check_runtimes(name: str, queue: QueueSpec) -> None:
+    default, limit = queue.default_runtime, queue.max_runtime
+    for key, value in (("default_runtime", default), ("max_runtime", limit)):
+        if value is not None and (why := out_of_range(value)) is not None:  # built in Python
+            raise SpecError(("queues", name, key), why, shown=show(value))
+        if value is not None and not value > 0:
+            raise SpecError(("queues", name, key), f"expected a number > 0, got {show(value)}")
+    if default is not None and limit is not None and default > limit:
+        raise SpecError(
+            ("queues", name, "default_runtime"),
+            f"default_runtime ({show(default)}) is more than max_runtime ({show(limit)})",
+        )
+
+
+def _check_reservation(rsv: ReservationSpec, at: DocPath) -> None:
+    """Hosts by names or by a select (one of them); a window that is not empty."""
+    if rsv.hosts is None and rsv.select is None:
+        raise SpecError(at, f"reservation {quote(rsv.name)} gives neither hosts nor select")
+    if rsv.hosts is not None and rsv.select is not None:
+        raise SpecError((*at, "select"), "give either hosts or select, not both", at_key=True)
+    for key in ("start", "end"):
+        value = getattr(rsv, key)
+        if (why := out_of_range(value)) is not None:  # a spec built in Python
+            raise SpecError((*at, key), why, shown=show(value))
+    if not rsv.start < rsv.end:
+        raise SpecError(
+            (*at, "end"), f"end ({show(rsv.end)}) is not after start ({show(rsv.start)})"
         )
 
 

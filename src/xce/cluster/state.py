@@ -20,6 +20,7 @@ from xce.cluster.schema import (
     JobSpec,
     LimitSpec,
     QueueSpec,
+    ReservationSpec,
     RunningSpec,
     SpecError,
     StateSpec,
@@ -30,6 +31,7 @@ from xce.cluster.schema import (
 from xce.cluster.units import grid_error, to_units
 
 __all__ = [
+    "AdvanceReservation",
     "ClusterState",
     "HostAlloc",
     "HostAllocs",
@@ -54,6 +56,41 @@ class Queue:
     preempts: tuple[str, ...] = ()
     picker: str | None = None
     shares: Mapping[str, float] = field(default_factory=_empty, hash=False)
+    default_runtime: float | None = None  # seconds assumed for a job giving no estimate
+    max_runtime: float | None = None  # seconds: a job's estimate is capped at it
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceReservation:
+    """Hosts set aside over ``[start, end)`` (``scontrol create reservation``, ``brsvadd``).
+
+    ``hosts`` are host indices, resolved at load (from names, or from ``select`` on
+    attributes that cannot change in a session); ``select`` keeps the expression as
+    written, if hosts were given so. A job naming the reservation may use it; other jobs
+    may when at least one consumer list is given and they match every list given.
+    """
+
+    name: str
+    hosts: tuple[int, ...]
+    start: float
+    end: float
+    users: tuple[str, ...] | None = None
+    queues: tuple[str, ...] | None = None
+    projects: tuple[str, ...] | None = None
+    select: str | None = None
+
+    def admits(self, reservation: str | None, user: str, queue: str, project: str) -> bool:
+        """True when a job (naming ``reservation``, or none) may run on these hosts
+        inside the window."""
+        if reservation == self.name:
+            return True
+        lists = (self.users, self.queues, self.projects)
+        if all(allowed is None for allowed in lists):
+            return False
+        return all(
+            allowed is None or value in allowed
+            for allowed, value in zip(lists, (user, queue, project), strict=True)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +188,7 @@ class RunningJob:
     shared: Mapping[str, float] = field(default_factory=_empty, hash=False)
     resreq: str = ""
     runtime: float | None = None
+    requested_time: float | None = None  # the walltime estimate, if given
 
     @property
     def slots(self) -> int:
@@ -176,6 +214,7 @@ class PendingJob:
     order: int
     tasks_given: bool = True  # False: the file gave no task count (a compound fixes its own)
     requested_time: float | None = None  # the walltime estimate, if given
+    reservation: str | None = None  # the advance reservation it must run in, if any
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -197,6 +236,7 @@ class ClusterState:
     jobs: tuple[PendingJob, ...]
     source: str | None = None
     default_picker: str | None = None  # for queues that name no picker of their own
+    reservations: tuple[AdvanceReservation, ...] = ()
 
     def queue_priority(self, name: str) -> int:
         """The queue's priority; 0 for a queue the file does not declare."""
@@ -260,6 +300,10 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         jobs=tuple(_pending(job, i) for i, job in enumerate(spec.jobs)),
         source=source,
         default_picker=spec.picker,
+        reservations=tuple(
+            _reservation(r, ("reservations", i), hosts, catalog)
+            for i, r in enumerate(spec.reservations)
+        ),
     )
 
 
@@ -375,7 +419,51 @@ def _check_limit_resources(lim: LimitSpec, i: int, catalog: ResourceCatalog) -> 
 
 
 def _queue(name: str, q: QueueSpec) -> Queue:
-    return Queue(name, q.priority, tuple(q.preempts), q.picker, MappingProxyType(dict(q.shares)))
+    return Queue(
+        name,
+        q.priority,
+        tuple(q.preempts),
+        q.picker,
+        MappingProxyType(dict(q.shares)),
+        q.default_runtime,
+        q.max_runtime,
+    )
+
+
+def _reservation(
+    rsv: ReservationSpec, at: DocPath, hosts: HostTable, catalog: ResourceCatalog
+) -> AdvanceReservation:
+    from xce.cluster.reserved import select_hosts  # late: resreq imports cluster modules
+
+    if rsv.select is not None:
+        chosen = select_hosts(rsv.select, (*at, "select"), hosts, catalog)
+    else:
+        chosen = _named_hosts(rsv.hosts or [], (*at, "hosts"), hosts)
+
+    def names(xs: list[str] | None) -> tuple[str, ...] | None:
+        return tuple(xs) if xs is not None else None
+
+    return AdvanceReservation(
+        name=rsv.name,
+        hosts=chosen,
+        start=rsv.start,
+        end=rsv.end,
+        users=names(rsv.users),
+        queues=names(rsv.queues),
+        projects=names(rsv.projects),
+        select=rsv.select,
+    )
+
+
+def _named_hosts(names: list[str], at: DocPath, hosts: HostTable) -> tuple[int, ...]:
+    seen: dict[str, int] = {}
+    for k, name in enumerate(names):
+        if name not in hosts.index:
+            raise SpecError((*at, k), f"unknown host {quote(name)}")
+        if name in seen:
+            raise SpecError((*at, k), f"host {quote(name)} is listed twice (also [{seen[name]}])")
+        seen[name] = k
+    return tuple(hosts.index[name] for name in names)
 
 
 def _limit(lim: LimitSpec) -> Limit:
@@ -405,6 +493,7 @@ def _running_job(run: RunningSpec, allocs: tuple[HostAlloc, ...]) -> RunningJob:
         shared=MappingProxyType(dict(run.shared)),
         resreq=run.resreq,
         runtime=run.runtime,
+        requested_time=run.requested_time,
     )
 
 
@@ -423,4 +512,5 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
         order=order,
         tasks_given=not (job.tasks is None and job.min_tasks is None and job.max_tasks is None),
         requested_time=job.requested_time,
+        reservation=job.reservation,
     )

@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 import yaml
 
-from xce.cluster import SLOTS, ClusterState, HostStatus, ResourceKind
+from xce.cluster import SLOTS, ClusterState, HostStatus, Queue, ResourceKind
 from xce.errors import StateError
 
 __all__ = ["state_to_dict", "write_state"]
@@ -117,6 +117,8 @@ def _running(state: ClusterState) -> list[dict[str, Any]]:
             item["resreq"] = r.resreq
         if r.runtime is not None:
             item["runtime"] = _number(r.runtime)
+        if r.requested_time is not None:
+            item["requested_time"] = _number(r.requested_time)
         out.append(item)
     return out
 
@@ -137,6 +139,40 @@ def _jobs(state: ClusterState) -> list[dict[str, Any]]:
             item["runtime"] = _number(j.runtime)
         if j.requested_time is not None:
             item["requested_time"] = _number(j.requested_time)
+        if j.reservation is not None:
+            item["reservation"] = j.reservation
+        out.append(item)
+    return out
+
+
+def _queue(q: Queue) -> dict[str, Any]:
+    item: dict[str, Any] = {"priority": q.priority, "preempts": list(q.preempts)}
+    if q.picker:
+        item["picker"] = q.picker
+    if q.shares:
+        item["shares"] = {u: _number(s) for u, s in q.shares.items()}
+    if q.default_runtime is not None:
+        item["default_runtime"] = _number(q.default_runtime)
+    if q.max_runtime is not None:
+        item["max_runtime"] = _number(q.max_runtime)
+    return item
+
+
+def _reservations(state: ClusterState) -> list[dict[str, Any]]:
+    """Hosts as the file gave them: the select (it resolves to the same hosts, whose
+    static attributes are written too), else the names."""
+    out = []
+    for r in state.reservations:
+        item: dict[str, Any] = {"name": r.name}
+        if r.select is not None:
+            item["select"] = r.select
+        else:
+            item["hosts"] = [state.hosts.names[h] for h in r.hosts]
+        item["start"], item["end"] = _number(r.start), _number(r.end)
+        for key in ("users", "queues", "projects"):
+            value = getattr(r, key)
+            if value is not None:
+                item[key] = list(value)
         out.append(item)
     return out
 
@@ -147,19 +183,13 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         "resources": _resources(state),
         "hosts": _hosts(state),
         "shared": {k: {"total": _number(v)} for k, v in state.shared_total.items()},
-        "queues": {
-            name: {
-                "priority": q.priority,
-                "preempts": list(q.preempts),
-                **({"picker": q.picker} if q.picker else {}),
-                **({"shares": {u: _number(s) for u, s in q.shares.items()}} if q.shares else {}),
-            }
-            for name, q in state.queues.items()
-        },
+        "queues": {name: _queue(q) for name, q in state.queues.items()},
         "limits": _limits(state),
         "running": _running(state),
         "jobs": _jobs(state),
     }
+    if state.reservations:
+        data["reservations"] = _reservations(state)
     if state.default_picker:
         data["picker"] = state.default_picker
     return data
