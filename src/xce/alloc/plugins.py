@@ -139,12 +139,15 @@ class AllocatorRegistry:
 ALLOCATOR_GROUP = "xce.allocators"
 
 
-def default_registry(*, plugins: bool = True) -> AllocatorRegistry:
-    """A fresh registry: allocators advertised through the entry-point group
-    ``xce.allocators`` first (an entry point loads a class or factory called with no
-    arguments), so they can elect the primaries they target, then the two builtins,
-    which together elect every primary."""
-    registry = AllocatorRegistry()
+def default_registry(
+    *, plugins: bool = True, extra: tuple[AllocatorPlugin, ...] = ()
+) -> AllocatorRegistry:
+    """A fresh registry: ``extra`` plugin objects first (a researcher's, not packaged),
+    then allocators advertised through the entry-point group ``xce.allocators`` (an
+    entry point loads a class or factory called with no arguments), so they can elect
+    the primaries they target, then the two builtins, which together elect every
+    primary."""
+    registry = AllocatorRegistry(extra)
     if plugins:
         for ep in entry_points(group=ALLOCATOR_GROUP):
             factory: Callable[[], AllocatorPlugin] = ep.load()

@@ -51,7 +51,16 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from xce.alloc import Allocator, AllocOptions, Decision, Dispatched, Pending, PendReason
+from xce.alloc import (
+    Allocator,
+    AllocatorPlugin,
+    AllocOptions,
+    Decision,
+    Dispatched,
+    Pending,
+    PendReason,
+    default_registry,
+)
 from xce.cluster import SLOTS, ClusterState, PendingJob
 from xce.core import (
     JobFinished,
@@ -63,6 +72,7 @@ from xce.core import (
     job_request,
 )
 from xce.core.pickers import (
+    JobPicker,
     PickerRegistry,
     PickerTraits,
     QueueHold,
@@ -71,7 +81,7 @@ from xce.core.pickers import (
     picker_traits,
 )
 from xce.errors import EventError, InputError, InternalError, clip
-from xce.preempt import PreemptorRegistry, default_preemptors
+from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
 __all__ = [
@@ -94,12 +104,17 @@ _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 @dataclass(frozen=True, slots=True)
 class SimOptions:
-    picker: str | None = None  # default picker of queues that name none
+    """How to replay. ``picker`` and ``preemptor`` are names or objects (a researcher's
+    policy needs no entry point); ``allocators`` are plugin objects tried before the
+    registered ones."""
+
+    picker: str | JobPicker | None = None  # default picker of queues that name none
     single_queue: bool = False  # every job in one queue ("normal")
     interval: float | None = None  # seconds between sessions; None: at every event time
     enforce_walltime: bool = False  # end jobs at their requested time
     incremental: bool = True  # exact session shortcuts (module docstring)
-    preemptor: str | None = None  # victim-set iterator by name (default lowest_priority_first)
+    preemptor: str | Preemptor | None = None  # victim-set iterator (lowest_priority_first)
+    allocators: tuple[AllocatorPlugin, ...] = ()
 
 
 @dataclass(slots=True)
@@ -161,18 +176,21 @@ class Simulation:
         self._check_ids()
         empty = replace(cluster, jobs=())
         # The simulator reports no per-host breakdowns of pend reasons: skip computing them.
-        self._registry = pickers if pickers is not None else default_pickers()
-        preemptor = None
-        if self.options.preemptor is not None:
-            preemptor = (preemptors or default_preemptors()).get(self.options.preemptor)
+        self._registry, picker = _pickers(pickers, self.options.picker)
+        preemptor = self.options.preemptor
+        if isinstance(preemptor, str):
+            preemptor = (preemptors or default_preemptors()).get(preemptor)
+        allocators = default_registry(extra=self.options.allocators)
         self.core = SchedulerCore(
             empty,
-            picker=self.options.picker,
+            registry=allocators,
+            picker=picker,
             options=AllocOptions(explain=False),
             pickers=self._registry,
             preemptor=preemptor,
         )
-        self._probe = Allocator(_forever(empty))  # answers "could this job ever run here?"
+        # answers "could this job ever run here?", with the same allocator plugins
+        self._probe = Allocator(_forever(empty), default_registry(extra=self.options.allocators))
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
@@ -757,6 +775,25 @@ class Simulation:
         )
         self._steps += 1
         self._finish_seq[job.id] = self._push(now + duration, _FINISH, job.id)
+
+
+def _pickers(
+    registry: PickerRegistry | None, picker: str | JobPicker | None
+) -> tuple[PickerRegistry, str | None]:
+    """The picker registry (with ``picker`` in it when it is an object) and the default
+    picker's name."""
+    registry = registry if registry is not None else default_pickers()
+    if picker is None or isinstance(picker, str):
+        return registry, picker
+    if picker.name in registry.names():
+        if registry.get(picker.name) is not picker:
+            raise InputError(f"a picker named {picker.name!r} is already registered")
+        return registry, picker.name
+    mine = PickerRegistry()
+    for known in registry:
+        mine.register(known)
+    mine.register(picker)
+    return mine, picker.name
 
 
 def _pending(job: SimJob) -> PendingJob:
