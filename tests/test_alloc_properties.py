@@ -392,7 +392,6 @@ def test_a_dispatched_allocation_matches_its_requirement(scenario: Scenario) -> 
     result = _run(scenario)
     state = scenario.state
     jobs = {j.id: j for j in state.jobs}
-    types = [h.type for h in scenario.hosts]
     for d in result.dispatched:
         req = job_request(jobs[d.job], state.catalog).requirement
         a = d.allocation
@@ -415,8 +414,9 @@ def test_a_dispatched_allocation_matches_its_requirement(scenario: Scenario) -> 
             if span is not None and span.ptile is not None:
                 full, rest = divmod(pp.tasks, span.ptile)
                 assert [c.slots for c in claims] == [span.ptile] * full + ([rest] if rest else [])
-            if pp.primary.same:
-                assert len({types[c.host] for c in claims}) == 1, d
+            for attr in pp.primary.same:  # one value of each same[] attribute
+                hosts = scenario.hosts
+                assert len({getattr(hosts[c.host], attr) for c in claims}) == 1, (attr, d)
             for name, amount in pp.wants.shared:
                 shared[name] += amount
         assert all(c.term < len(terms) for c in a.claims), d
