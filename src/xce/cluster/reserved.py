@@ -20,8 +20,8 @@ from xce.errors import InputError
 __all__ = ["select_hosts"]
 
 _WRAP = "select["
-"""The expression is checked as the select section of a requirement; columns into the
-wrapped text are moved back by its length."""
+"""The expression is checked as the select section of a requirement; the parser's columns
+into the wrapped text are moved back by its length."""
 
 _CHANGING = (ResourceKind.CONSUMABLE, ResourceKind.SHARED)
 
@@ -40,7 +40,8 @@ def select_hosts(
         resreq = parse(wrapped)
         check(resreq, catalog, wrapped)
     except InputError as err:
-        raise _located(at, err.message, text, err.column) from None
+        column = err.column - len(_WRAP) if err.column is not None else None
+        raise _located(at, err.message, text, column) from None
     select = resreq.select if isinstance(resreq, PrimaryResreq) else None
     if select is None or resreq != PrimaryResreq(select=select):
         raise SpecError(at, "expected a select expression only (no sections)", column=1, text=text)
@@ -72,8 +73,9 @@ def _column(text: str, word: str) -> int | None:
 
 
 def _located(at: DocPath, message: str, text: str, column: int | None) -> SpecError:
+    """A SpecError pointing into ``text`` at ``column`` (kept inside it, or just after)."""
     if column is not None:
-        column = min(max(column - len(_WRAP), 1), len(text) + 1)
+        column = min(max(column, 1), len(text) + 1)
     return SpecError(at, message, column=column, text=text)
 
 
