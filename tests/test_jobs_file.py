@@ -307,3 +307,48 @@ def test_non_finite_times_are_errors(tmp_path: Path, row: str) -> None:
     path.write_text(row + "\n", encoding="utf-8")
     with pytest.raises(InputError):
         load_jobs_file(path)
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_requested_time_round_trips(tmp_path: Path, suffix: str) -> None:
+    """Issue 12: the walltime estimate survives write and read in every format, whole,
+    fractional or absent."""
+    jobs = [
+        SimJob("a", 0.0, 10.0, 1, requested_time=3600.0),
+        SimJob("b", 1.0, 10.0, 1, requested_time=0.25),
+        SimJob("c", 2.0, 10.0, 1),
+    ]
+    path = tmp_path / f"w{suffix}"
+    write_jobs_file(jobs, path)
+    loaded = load_jobs_file(path)
+    assert loaded == jobs
+    assert [j.requested_time for j in loaded] == [3600.0, 0.25, None]
+
+
+def test_a_job_naming_a_reservation_is_refused_not_dropped(tmp_path: Path) -> None:
+    """Issue 12: a replay has no advance reservations, so a job naming one is an error at
+    its ``reservation`` rather than a job silently run outside it."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "hosts: [{name: h0, slots: 2}]\n"
+        "reservations: [{name: r, hosts: [h0], start: 0, end: 10}]\n"
+        "jobs:\n  - {id: 1, runtime: 5}\n  - {id: 2, runtime: 5, reservation: r}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        load_jobs_file(path)
+    assert info.value.path == "jobs[1].reservation"
+    assert info.value.line == 5
+    assert "does not simulate advance reservations" in info.value.message
+
+
+def test_a_jsonl_job_naming_an_unknown_reservation_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    path.write_text(
+        '{"id": 1, "runtime": 5}\n{"id": 2, "runtime": 5, "reservation": "r"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        load_jobs_file(path)
+    assert info.value.line == 2
+    assert "unknown reservation" in info.value.message

@@ -63,6 +63,13 @@ def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) 
         raise InputError(
             f"job {clip(job.id)!r} needs a runtime to be simulated", source=source, path=where
         )
+    if job.reservation is not None:  # a SimJob has nowhere to keep it: refuse, not drop
+        raise InputError(
+            f"job {clip(job.id)!r} names reservation {clip(job.reservation)!r}, but a "
+            "replay does not simulate advance reservations",
+            source=source,
+            path=f"{where}.reservation",
+        )
     for name, value in (
         ("submit_time", job.submit_time),
         ("runtime", job.runtime),
