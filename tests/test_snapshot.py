@@ -26,6 +26,7 @@ from xce.cluster import (
     Queue,
     load_state,
     state_from_dict,
+    state_from_text,
 )
 from xce.core import (
     Event,
@@ -506,3 +507,71 @@ def test_a_snapshot_holds_running_work_and_the_queue_and_picker_configuration() 
     assert loaded.default_picker == "strict"
     assert loaded.queues == core.state.queues
     _assert_replays_identically(core, loaded)
+
+
+# -- issue 12: runtime estimates and advance reservations ----------------------------------
+
+PLANNING = """\
+hosts:
+  - {name: h1, slots: 4, attributes: {type: A}}
+  - {name: h2, slots: 4, attributes: {type: B}}
+  - {name: h3, slots: 4, attributes: {type: A}}
+queues:
+  normal: {priority: 30, default_runtime: 600, max_runtime: 86400}
+  short: {priority: 40, max_runtime: 0.5}
+reservations:
+  - {name: maint, hosts: [h2], start: 3600, end: 7200}
+  - {name: course, select: "type==A", start: -60, end: 1e6, users: [alice], queues: [short]}
+running:
+  - {id: r1, alloc: [{host: h1, slots: 2}], start_time: -600, requested_time: 1200}
+jobs:
+  - {id: j1, user: alice, tasks: 2, requested_time: 300, reservation: course}
+  - {id: j2, queue: short, tasks: 1}
+"""
+
+
+def test_estimates_and_reservations_reload_identically() -> None:
+    """Issue 12: requested times (running and pending), a queue's default_runtime and
+    max_runtime, the reservations and a job's reservation survive state_to_dict and
+    state_from_dict; the snapshot carries them in the state file's own keys."""
+    state = state_from_text(PLANNING)
+    loaded = _assert_reloads_identically(state)
+    assert loaded.reservations == state.reservations
+    assert loaded.queues == state.queues
+    assert loaded.running == state.running
+    assert loaded.jobs == state.jobs
+    doc = state_to_dict(state)
+    assert doc["queues"]["short"] == {"priority": 40, "preempts": [], "max_runtime": 0.5}
+    assert doc["running"][0]["requested_time"] == 1200
+    assert doc["jobs"][0]["reservation"] == "course"
+    assert doc["reservations"][1] == {
+        "name": "course",
+        "select": "type==A",
+        "start": -60,
+        "end": 1000000,
+        "users": ["alice"],
+        "queues": ["short"],
+    }
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml", ".yml"])
+def test_estimates_and_reservations_survive_write_state(tmp_path: Path, suffix: str) -> None:
+    state = state_from_text(PLANNING)
+    path = tmp_path / f"snapshot{suffix}"
+    write_state(state, path)
+    loaded = load_state(path)
+    assert state_to_dict(loaded) == state_to_dict(state)
+    assert loaded.reservations == state.reservations
+    assert [r.hosts for r in loaded.reservations] == [(1,), (0, 2)]
+    assert _values(Session(loaded).run().decisions) == _values(Session(state).run().decisions)
+
+
+def test_a_snapshot_without_estimates_or_reservations_has_no_new_keys() -> None:
+    """Issue 12: defaults are left out, so older snapshots are written as before."""
+    doc = state_to_dict(_configured())
+    assert set(doc) == SECTIONS - {"picker"}
+    for queue in doc["queues"].values():
+        assert not {"default_runtime", "max_runtime"} & set(queue)
+    for item in doc["running"] + doc["jobs"]:
+        assert "reservation" not in item
+    assert all("requested_time" not in r for r in doc["running"])

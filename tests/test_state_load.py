@@ -91,7 +91,32 @@ def _summary(state: ClusterState) -> dict[str, Any]:
         "limits": state.limits,
         "running": state.running,
         "jobs": state.jobs,
+        "reservations": state.reservations,
     }
+
+
+def test_estimates_and_reservations_load_the_same_from_yaml_and_json(tmp_path: Path) -> None:
+    """Issue 12: the new fields read alike in both formats (JSON through its fast decoder)."""
+    text = """\
+hosts:
+  - {name: a, slots: 2, attributes: {type: X}}
+  - {name: b, slots: 2, attributes: {type: Y}}
+queues: {normal: {default_runtime: 60, max_runtime: 120}}
+reservations:
+  - {name: r, select: "type==Y", start: 0, end: 10, projects: [p]}
+  - {name: s, hosts: [a], start: 5.5, end: 6}
+running: [{id: r1, alloc: [{host: a, slots: 1}], requested_time: 30}]
+jobs: [{id: j1, requested_time: 90, reservation: s}]
+"""
+    yaml_path, json_path = tmp_path / "s.yaml", tmp_path / "s.json"
+    yaml_path.write_text(text)
+    json_path.write_text(json.dumps(yaml.safe_load(text)))
+    from_yaml, from_json = load_state(yaml_path), load_state(json_path)
+    assert _summary(from_json) == _summary(from_yaml)
+    assert [r.hosts for r in from_yaml.reservations] == [(1,), (0,)]
+    assert from_yaml.running[0].requested_time == 30.0
+    assert from_yaml.jobs[0].reservation == "s"
+    assert from_yaml.queues["normal"].max_runtime == 120.0
 
 
 # -- one broken field at a time -------------------------------------------------------------
