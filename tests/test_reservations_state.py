@@ -331,3 +331,26 @@ def test_a_bad_reservation_fails_a_lenient_load_too(tmp_path: Path) -> None:
     with pytest.raises(StateError) as info:
         load_state(path, lenient=True)
     assert info.value.path == err.path == "reservations[0].hosts[0]"
+
+
+def test_the_scheduling_core_keeps_reservations_and_estimates(tmp_path: Path) -> None:
+    """issue 12: the core's state view (what sessions plan against, and what its
+    snapshots write) keeps the reservations, and a job it starts keeps its
+    ``requested_time`` as running work."""
+    from xce.alloc import Dispatched
+    from xce.core import JobStarted, SchedulerCore
+
+    state = state_from_text(STATE.replace("reservation: maint, ", ""))  # j1 may start now
+    core = SchedulerCore(state)
+    assert core.state.reservations == state.reservations
+    result = core.run_session()
+    started = next(d for d in result.decisions if d.job == "j1")
+    assert isinstance(started, Dispatched)
+    core.apply(JobStarted("j1", started.allocation, 0.0))
+    (run,) = [r for r in core.state.running if r.id == "j1"]
+    assert run.requested_time == 50
+    out = tmp_path / "after.yaml"
+    write_state(core.state, out)
+    again = load_state(out)
+    assert again.reservations == state.reservations
+    assert next(r for r in again.running if r.id == "j1").requested_time == 50

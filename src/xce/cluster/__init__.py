@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xce.cluster.catalog import SLOTS, Reservation, ResourceCatalog, ResourceDef, ResourceKind
+from xce.cluster.estimates import estimate, estimated_end
 from xce.cluster.hosts import HostStatus, HostTable
 from xce.cluster.load import (
     RequirementCheck,
@@ -12,6 +13,7 @@ from xce.cluster.load import (
     validate_requirements,
 )
 from xce.cluster.state import (
+    AdvanceReservation,
     ClusterState,
     HostAlloc,
     HostAllocs,
@@ -23,6 +25,7 @@ from xce.cluster.state import (
 
 __all__ = [
     "SLOTS",
+    "AdvanceReservation",
     "ClusterState",
     "HostAlloc",
     "HostAllocs",
@@ -37,6 +40,8 @@ __all__ = [
     "ResourceDef",
     "ResourceKind",
     "RunningJob",
+    "estimate",
+    "estimated_end",
     "load_state",
     "state_from_dict",
     "state_from_text",

@@ -87,6 +87,7 @@ class SchedulerCore:
         self._shared_used = dict(state.shared_used)
         self._queues = dict(state.queues)
         self._limits = state.limits
+        self._reservations = state.reservations
         self._running = {r.id: r for r in state.running}
         self._pending = {j.id: j for j in sorted(state.jobs, key=lambda j: j.order)}
         self._next_order = 1 + max((j.order for j in state.jobs), default=-1)
@@ -121,6 +122,7 @@ class SchedulerCore:
                 jobs=tuple(self._pending.values()),
                 source=self._source,
                 default_picker=self._default_picker,
+                reservations=self._reservations,
             )
         return self._view
 
@@ -594,4 +596,5 @@ def _running_job(
         shared=dict(shared),
         resreq=job.resreq,
         runtime=job.runtime,
+        requested_time=job.requested_time,
     )

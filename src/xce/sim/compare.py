@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from xce.cluster import ClusterState
-from xce.cluster.state import Queue
 from xce.core.pickers import PickerRegistry
 from xce.errors import InputError
 from xce.preempt import PreemptorRegistry
@@ -107,5 +106,5 @@ def compare(
 
 
 def _without_preemption(state: ClusterState) -> ClusterState:
-    queues = {n: Queue(q.name, q.priority, (), q.picker, q.shares) for n, q in state.queues.items()}
+    queues = {n: replace(q, preempts=()) for n, q in state.queues.items()}
     return replace(state, queues=queues)
