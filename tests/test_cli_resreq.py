@@ -286,7 +286,7 @@ def test_cluster_file_missing(tmp_path: Path) -> None:
         ('select[type=="[/]"]', "type=='[/]'", 0),
         ('select[type=="[bold red]x[/]"]', "type=='[bold red]x[/]'", 0),
         ('select[type=="\u202e"]', "type=='\\u202e'", 0),
-        ("select[mem>\x1b]", "select[mem>\\x1b]", 2),
+        ("select[mem>\x1b]", "select[mem>\u241b]", 2),
     ],
     ids=["ansi", "closing tag", "markup", "bidi override", "error"],
 )

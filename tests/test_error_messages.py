@@ -36,8 +36,21 @@ def test_long_line_is_cut_around_the_column(column: int) -> None:
 
 
 def test_short_line_is_quoted_whole() -> None:
-    err = InputError("bad", column=3, text="ab\tcd")
-    assert err.context() == "  ab cd\n    ^"
+    """A short line is quoted whole; a tab is shown as one visible character (the caret
+    stays under the right one)."""
+    err = InputError("bad", column=4, text="ab\tcd")
+    assert err.context() == "  ab\u2409cd\n     ^"
+
+
+def test_line_breaks_and_controls_in_quoted_text_stay_on_one_line() -> None:
+    """issue 10 (fuzzer: requirements with line breaks): a newline, CR, NEL, U+2028, an
+    escape or a bidi override in quoted text is shown as one visible character, so the
+    quote is one line and the caret is under the offending character."""
+    text = "a\nb\rc\x85d\u2028e\x1bf\u202eg"
+    err = InputError("bad", column=len(text), text=text)
+    quoted, caret = err.context().split("\n")
+    assert quoted == "  a\u240ab\u240dc\ufffdd\ufffde\u241bf\ufffdg"
+    assert caret.index("^") == quoted.index("g")
 
 
 def test_clip_around_keeps_index() -> None:

@@ -7,6 +7,8 @@ are also ``ValueError`` and say *where* the problem is), misuse, cancellation an
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "CONTEXT_WIDTH",
     "Cancelled",
@@ -100,13 +102,28 @@ class InputError(XceError, ValueError):
             return ""
         shown, at = clip_around(self.text, self.column - 1)
         caret = " " * at + "^"
-        return f"  {shown.expandtabs(1)}\n  {caret}"
+        return f"  {visible(shown)}\n  {caret}"
 
     def __str__(self) -> str:
         where = self.where()
         head = f"{where}: {self.message}" if where else self.message
         ctx = self.context()
         return f"{head}\n{ctx}" if ctx else head
+
+
+_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control, line-break and bidi character replaced by one visible
+    character (a control picture such as ``␤`` or ``␉``, else ``�``): a quoted line stays
+    one line, and a caret under it stays under the right character."""
+
+    def one(m: re.Match[str]) -> str:
+        code = ord(m.group())
+        return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+    return _UNSEEN.sub(one, text)
 
 
 CONTEXT_WIDTH = 120

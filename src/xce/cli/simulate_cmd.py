@@ -43,12 +43,22 @@ OUTPUT_FILES = simulate_files()
 
 def header_cluster(trace: SwfTrace) -> tuple[int, int]:
     """(hosts, slots per host) from an SWF header: MaxNodes x MaxProcs/MaxNodes."""
+    from xce.inputs import MAX_HOST_SLOTS
     from xce.sim.generate import MAX_HOSTS
 
     nodes = trace.header_int("MaxNodes", limit=MAX_HOSTS)  # located: file and header line
     procs = trace.header_int("MaxProcs", limit=None if nodes else MAX_HOSTS)  # hosts if alone
     if nodes and procs:
-        return nodes, max(procs // nodes, 1)
+        slots = max(procs // nodes, 1)
+        if slots > MAX_HOST_SLOTS:
+            raise InputError(
+                f"header MaxProcs/MaxNodes gives {slots:,} slots per host, more than "
+                f"{MAX_HOST_SLOTS:,} (the limit): pass --hosts and --slots-per-host",
+                source=trace.source,
+                line=trace.header_lines.get("MaxProcs"),
+                text=f"; MaxProcs: {trace.header['MaxProcs']}",
+            )
+        return nodes, slots
     if nodes or procs:
         return (nodes or procs or 0), 1
     raise InputError(
@@ -173,7 +183,7 @@ class ReplayInputs:
         state = load_state(self.cluster) if self.cluster is not None else None
         queue_state = _queues_file(self.queues) if self.queues is not None else None
         hosts, slots = self.hosts, self.slots_per_host
-        if state is None and hosts is not None and self.workload.startswith(SYNTHETIC):
+        if state is None and hosts is not None:  # before the jobs: they are checked on it
             state = uniform_cluster(hosts, slots or 1, queue_state)
         jobs, trace = _workload(self.workload, state, self.seed, self.limit, self.lenient)
         if state is None:

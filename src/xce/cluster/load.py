@@ -592,8 +592,19 @@ class _Document:
         return StateError(what, source=self.source, line=line, column=column, text=self.line(line))
 
 
+_YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 class _YamlDocument(_Document):
     """YAML text: composed once; the node tree is kept to locate errors."""
+
+    def line(self, number: int) -> str | None:
+        """Line ``number`` (1-based), counted as YAML counts them: CR LF, CR, LF, NEL,
+        U+2028 and U+2029 each end a line."""
+        if self.text is None:
+            return None
+        lines = _YAML_BREAKS.split(self.text)
+        return lines[number - 1] if 0 < number <= len(lines) else None
 
     def __init__(self, text: str, source: str, *, lenient: bool = False) -> None:
         super().__init__(text, source, None)
