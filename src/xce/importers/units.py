@@ -107,7 +107,7 @@ def gres(text: str) -> dict[str, int]:
         name = resource_name(parts[0])
         out[name] = out.get(name, 0) + count
         if len(parts) == 2:
-            typed = f"{name}_{resource_name(parts[1])}"
+            typed = resource_name(f"{parts[0]}_{parts[1]}")
             out[typed] = out.get(typed, 0) + count
     return out
 
