@@ -433,3 +433,22 @@ def test_cli_bad_input_exits_2_located(tmp_path: Path) -> None:
     result = run(str(bad))
     assert result.exit_code == 2
     assert f"{bad}: nodes[0]:" in result.stderr
+
+
+def test_cli_strict_refuses_what_is_not_mapped() -> None:
+    folder = str(DATA / "cli-21.08.5-v0.0.37-rivos")
+    assert run(folder).exit_code == 0
+    result = run(folder, "--strict")
+    assert result.exit_code == 2
+    assert "--strict: running job on a node not in the input" in result.stderr
+    assert run(str(DATA / "slurmrestd-24.05-v0.0.41"), "--strict").exit_code == 0
+
+
+@pytest.mark.parametrize("folder", SAMPLES)
+def test_schedule_runs_on_every_import(folder: str, tmp_path: Path) -> None:
+    from xce.cli.main import app
+
+    out = tmp_path / "state.yaml"
+    assert run(str(DATA / folder), "-o", str(out)).exit_code == 0
+    result = CliRunner().invoke(app, ["schedule", str(out)])
+    assert result.exit_code == 0, result.output

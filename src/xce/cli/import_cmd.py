@@ -75,12 +75,16 @@ def slurm(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing output file.")
     ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Anything not mapped is an error (exit 2).")
+    ] = False,
 ) -> None:
     """Import squeue/sinfo/scontrol --json or slurmrestd responses as a state file."""
     import yaml
 
     from xce.cli.outputs import check_file, output_path, plain, write_file
     from xce.cluster import state_from_dict
+    from xce.errors import InputError
     from xce.importers import ImportReport, import_slurm, read_slurm_documents
 
     files = [(i, Path(i)) for i in inputs if i != "-"]
@@ -92,6 +96,9 @@ def slurm(
     state_from_dict(result.state, "<import>")  # the importer's own check: a bug if it fails
     for line in report.lines():
         print(plain(line), file=sys.stderr)
+    if strict and report.warnings:
+        kind, examples = next(iter(report.warnings.items()))
+        raise InputError(f"--strict: {kind}: {examples[0]}")
     if target is None:
         sys.stdout.write(yaml.safe_dump(result.state, sort_keys=False))
     else:
