@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Start a one-machine Slurm in DIR (created): munged, slurmctld, and one slurmd -N per
+# node; six nodes of two shapes (n1-n4: 8 CPUs 16000 MiB, features intel,ib;
+# g1-g2: 16 CPUs 64000 MiB, features amd,gpu), partitions batch (n*, default) and big
+# (g*, higher tier). Writes DIR/slurm.conf, DIR/env (source it for SLURM_CONF) and
+# DIR/pids (one process id a line), which stop.sh reads. Run as root.
+set -euo pipefail
+dir=$(realpath -m "${1:?usage: start.sh DIR}")
+mkdir -p "$dir"/{state,spool,log,munge}
+chmod 700 "$dir/munge"
+host=$(hostname -s)
+: > "$dir/pids"
+
+dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$dir/munge/munge.key"
+munged --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
+    --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
+    --seed-file="$dir/munge/seed" --force
+sleep 0.5
+cat "$dir/munge/munged.pid" >> "$dir/pids"
+
+cat > "$dir/slurm.conf" <<CONF
+ClusterName=xce
+SlurmctldHost=$host
+SlurmctldPort=16817
+SlurmdSpoolDir=$dir/spool/%n
+StateSaveLocation=$dir/state
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+CryptoType=crypto/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU_Memory
+SchedulerType=sched/backfill
+SlurmdParameters=config_overrides
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+NodeName=n[1-4] NodeHostname=$host CPUs=8 RealMemory=16000 Feature=intel,ib Port=[16901-16904]
+NodeName=g[1-2] NodeHostname=$host CPUs=16 RealMemory=64000 Feature=amd,gpu Port=[16905-16906]
+PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=60 PriorityTier=1 State=UP
+PartitionName=big Nodes=g[1-2] MaxTime=120 PriorityTier=2 State=UP
+CONF
+echo "export SLURM_CONF=$dir/slurm.conf" > "$dir/env"
+export SLURM_CONF=$dir/slurm.conf
+
+slurmctld -i -f "$SLURM_CONF"
+for node in n1 n2 n3 n4 g1 g2; do
+    mkdir -p "$dir/spool/$node"
+    slurmd -N "$node" -f "$SLURM_CONF"
+done
+for _ in $(seq 50); do
+    [ -s "$dir/slurmctld.pid" ] && [ "$(ls "$dir"/slurmd-*.pid 2>/dev/null | wc -l)" = 6 ] && break
+    sleep 0.2
+done
+cat "$dir/slurmctld.pid" "$dir"/slurmd-*.pid >> "$dir/pids"
+for _ in $(seq 50); do
+    sinfo -h -o %T 2>/dev/null | grep -q idle && exit 0
+    sleep 0.2
+done
+echo "start.sh: nodes not idle; see $dir/log" >&2
+exit 1
