@@ -40,6 +40,7 @@ def one(text: str) -> tuple[dict[str, Any], ImportReport]:
 
 GOLDEN = {
     "cli-21.08.5-v0.0.37-rivos": {"hosts": 4, "hosts unavail": 1, "pending": 1},
+    "local-22.05.8-v0.0.38": {"hosts": 6, "pending": 2, "running": 4},
     "slurmrestd-22.05.5-v0.0.38-firecrest": {"hosts": 1, "queues": 3},
     "slurmrestd-23.02-v0.0.39": {"hosts": 50, "pending": 26, "queues": 3, "running": 2},
     "slurmrestd-23.11-v0.0.40": {
@@ -308,7 +309,7 @@ def pending(**fields: Any) -> dict[str, Any]:
         "job_state": ["PENDING"],
         "user_name": "u",
         "account": "acc",
-        "partition": "p",
+        "partition": "q",
         "state_reason": "Priority",
         "submit_time": {"set": True, "infinite": False, "number": 100},
         "time_limit": {"set": True, "infinite": False, "number": 30},
@@ -340,10 +341,10 @@ NODE = {
         (
             {"num_tasks": 4, "node_count": 1, "memory_per_node": 1000},
             4,
-            "rusage[mem=250] span[hosts=1]",
+            "rusage[mem=250]",
         ),
         ({"num_tasks": 4, "node_count": 2}, 4, "span[ptile=2]"),
-        ({"features": "fast&ib"}, 1, "select[fast && ib]"),
+        ({"features": "fast&ib"}, 1, "select[(fast && ib)]"),
         ({"tres_per_node": "gres/gpu:a100=1"}, 1, "rusage[gpu=1:gpu_a100=1]"),
         ({"memory_per_node": 0x8000000000000000 | 300}, 1, "rusage[mem=300]"),
     ],
@@ -353,7 +354,7 @@ def test_pending_job(fields: dict[str, Any], tasks: int, resreq: str | None) -> 
     (job,) = state["jobs"]
     assert job["tasks"] == tasks
     assert job.get("resreq") == resreq
-    assert (job["id"], job["user"], job["project"], job["queue"]) == ("7", "u", "acc", "p")
+    assert (job["id"], job["user"], job["project"], job["queue"]) == ("7", "u", "acc", "q")
     assert (job["submit_time"], job["requested_time"]) == (100, 1800)
     assert report.reasons == {"7": "Priority"}
     state_from_dict(state)
@@ -452,3 +453,18 @@ def test_schedule_runs_on_every_import(folder: str, tmp_path: Path) -> None:
     assert run(str(DATA / folder), "-o", str(out)).exit_code == 0
     result = CliRunner().invoke(app, ["schedule", str(out)])
     assert result.exit_code == 0, result.output
+
+
+def test_pending_job_keeps_to_its_partition() -> None:
+    state, _ = one(doc(nodes=[NODE], jobs=[pending(partition="p", features="fast")]))
+    assert state["jobs"][0]["resreq"] == "select[partition_p && (fast)]"
+    state_from_dict(state)
+
+
+def test_local_slurm_capture_pends_where_slurm_does() -> None:
+    # squeue/sinfo --json of .ci/slurm/start.sh's cluster (Debian 22.05.8), six jobs
+    state, report = load("local-22.05.8-v0.0.38")
+    assert report.reasons == {"5": "Resources", "6": "Resources"}
+    jobs = {j["id"]: j["resreq"] for j in state["jobs"]}
+    assert jobs["6"] == "select[partition_batch && (ib && intel)] rusage[mem=500]"
+    assert {r["id"] for r in state["running"]} == {"1", "2", "3", "4"}

@@ -67,7 +67,7 @@ def map_job(
                 report.count("running")
                 seen.add(job_id)
         elif "PENDING" in flags:
-            state["jobs"].append(_pending(job, job_id, where, report))
+            state["jobs"].append(_pending(job, job_id, where, hosts, report))
             report.count("pending")
             seen.add(job_id)
         elif set(flags) & FINISHED or "COMPLETING" in flags:
@@ -100,7 +100,11 @@ def _per_node_mem(job: Mapping[str, Any]) -> tuple[float | None, float | None]:
 
 
 def _pending(
-    job: Mapping[str, Any], job_id: str, where: str, report: ImportReport
+    job: Mapping[str, Any],
+    job_id: str,
+    where: str,
+    hosts: Mapping[str, Mapping[str, Any]],
+    report: ImportReport,
 ) -> dict[str, Any]:
     entry = _common(job, job_id)
     tasks = units.number(job.get("num_tasks")) or units.number(job.get("tasks"))
@@ -110,12 +114,15 @@ def _pending(
     nodes = units.number(job.get("node_count")) or units.number(job.get("minimum_nodes"))
     entry["tasks"] = slots
     sections: list[str] = []
+    selects = _partitions(entry.get("queue"), hosts)
     features = str(job.get("features") or "")
     if features:
         try:
-            sections.append(f"select[{units.constraint(features)}]")
+            selects.append(f"({units.constraint(features)})")
         except ValueError as err:
             report.warn("constraint not mapped", f"{where}: {err}")
+    if selects:
+        sections.append(f"select[{' && '.join(selects)}]")
     rusage: dict[str, float] = {}
     per_cpu, per_node = _per_node_mem(job)
     if per_cpu:
@@ -133,10 +140,10 @@ def _pending(
             rusage[name] = amount
     if rusage:
         sections.append("rusage[" + ":".join(f"{k}={_num(v)}" for k, v in rusage.items()) + "]")
+    # A pending job's node_count is Slurm's estimate when -N was not given, so 1 is no
+    # constraint; more than one node is only written when the CPUs split evenly.
     if nodes and nodes > 1 and slots % nodes == 0:
         sections.append(f"span[ptile={slots // int(nodes)}]")
-    elif nodes == 1 and slots > 1:
-        sections.append("span[hosts=1]")
     if sections:
         entry["resreq"] = " ".join(sections)
     submit = units.number(job.get("submit_time"))
@@ -149,6 +156,17 @@ def _pending(
     if isinstance(reason, str) and reason:
         report.reasons[job_id] = reason
     return entry
+
+
+def _partitions(queue: Any, hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """``[partition_q]`` when some imported node is in the job's partition ``q`` (its
+    queue membership), else nothing: a select naming an unknown tag would not load."""
+    if not isinstance(queue, str):
+        return []
+    tag = f"partition_{units.resource_name(queue)}"
+    if any(h["host"]["attributes"].get(tag) for h in hosts.values()):
+        return [tag]
+    return []
 
 
 def _num(value: float) -> str:
