@@ -51,13 +51,21 @@ def _root(
 
 
 def _register() -> None:
-    from xce.cli import compare_cmd, resreq_cmd, schedule_cmd, simulate_cmd, workload_cmd
+    from xce.cli import (
+        compare_cmd,
+        import_cmd,
+        resreq_cmd,
+        schedule_cmd,
+        simulate_cmd,
+        workload_cmd,
+    )
 
     app.command("schedule", cls=XceCommand)(guarded(schedule_cmd.schedule))
     app.command("simulate", cls=XceCommand)(guarded(simulate_cmd.simulate))
     app.command("compare", cls=XceCommand)(guarded(compare_cmd.compare))
     app.command("resreq", cls=XceCommand)(guarded(resreq_cmd.resreq))
     app.add_typer(workload_cmd.workload_app, name="workload", cls=XceGroup)
+    app.add_typer(import_cmd.import_app, name="import", cls=XceGroup)
 
 
 _register()
