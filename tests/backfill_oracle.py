@@ -59,6 +59,14 @@ Semantics (match these in the engine)
 * **backfilled**: a job started while a job ahead of it in the queue was still waiting
   (for fcfs_strict never).
 
+Guarantees (checked by tests/test_backfill_oracle.py)
+----------------------------------------------------
+* easy, runtime <= estimate: a job starts no later than any shadow time it was given.
+* conservative, runtime == estimate: every job starts exactly at its planned start at
+  submission. With runtime < estimate this can break: the fresh plan lets an earlier
+  job move up into a later job's promised slot (see the table test).
+* fcfs_strict: start times are non-decreasing in queue order.
+
 Times may be ``int`` or ``fractions.Fraction`` (exact); ``float`` works but is not exact.
 """
 

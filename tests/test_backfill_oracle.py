@@ -209,6 +209,30 @@ def test_running_past_estimate_ends_now() -> None:
     assert got["B"].reservations == [(1, 5), (6, 6)]
 
 
+def test_conservative_promise_can_break_when_a_job_ends_early() -> None:
+    """The plan is made afresh each session in queue order, so an early end can let an
+    earlier job move up into a later job's promised slot (why the promise property
+    below needs exact estimates).
+
+    2 processors. t=0 A(1p, est 7, runs 4) and C(1p, est 4) start.
+    t=2 D(2p, est 10): 2 free from 7 -> planned 7.
+    t=3 B(1p, est 3): 0 free on [3,4), 1 on [4,7), 0 on [7,17) (D) -> planned 4.
+    t=4 A ends early, C ends: fresh plan, D first: 2 free now -> D starts (est to 14,
+        runs to 10); B: 0 free until 14 -> planned 14.
+    t=10 D ends: B starts at 10, later than its promised 4.
+    """
+    jobs = [
+        Job("A", 0, 4, 7, 1),
+        Job("B", 3, 1, 3, 1),
+        Job("C", 0, 4, 4, 1),
+        Job("D", 2, 6, 10, 2),
+    ]
+    got = simulate(jobs, 2, "conservative")
+    assert {k: v.start for k, v in got.items()} == {"A": 0, "B": 10, "C": 0, "D": 4}
+    assert got["B"].planned_at_submit == 4
+    assert got["D"].planned_at_submit == 7
+
+
 def test_ends_before_submissions_at_same_time() -> None:
     """At t=10 A ends and B is submitted: the end is seen first, so B starts at 10."""
     jobs = [Job("A", 0, 10, 10, 2), Job("B", 10, 5, 5, 2)]
@@ -304,6 +328,18 @@ def test_easy_reservation_kept_when_estimates_exact(trace: tuple) -> None:
             assert o.start <= shadow
         if o.planned_at_submit is not None:
             assert o.start <= o.planned_at_submit
+
+
+@given(traces())
+def test_easy_reservation_kept_when_runtimes_within_estimates(trace: tuple) -> None:
+    """EASY with runtime <= estimate: the head still starts no later than any shadow
+    time it was given. Running jobs end by their estimates and backfilled jobs either
+    end by S or use only the spare at S, so the free count at S never drops below the
+    head's need, and a later shadow is never later than an earlier one."""
+    jobs, processors = trace
+    got = check_replay(jobs, processors, "easy")
+    for o in got.values():
+        assert all(o.start <= s for _, s in o.reservations if s is not None)
 
 
 @given(traces(exact=True))
