@@ -57,6 +57,7 @@ _NOTHING: dict[str, float] = {}
 Hook = Callable[[AllocContext], None]
 Placed = tuple[tuple[Part, ...], tuple[tuple[str, float], ...]]
 _FailureKey = tuple[object, int, object, AllocMode]
+_FEW_GROUPS = 16  # same[] groups ranked by a pass per group rather than a sort
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,9 +486,19 @@ class Allocator:
                 [self._would_take(h, ctx, taken) for h in candidates.tolist()]
             ].astype(np.intp)
         group = self._group_of[pp.primary.same][candidates]  # each candidate's group
-        seen, first = np.unique(group[group >= 0], return_index=True)
         rank = np.full(len(finders), len(candidates), dtype=np.intp)
-        rank[seen] = first  # position of each group's first candidate
+        if not len(candidates):
+            return finders  # no group has a candidate: their own order
+        if len(finders) <= _FEW_GROUPS:  # a pass per group beats sorting many hosts
+            for g in range(len(finders)):
+                hit = group == g
+                at = int(hit.argmax())
+                if hit[at]:
+                    rank[g] = at
+        else:
+            kept = group >= 0
+            seen, first = np.unique(group[kept], return_index=True)
+            rank[seen] = np.flatnonzero(kept)[first]  # position of each group's first
         return [finders[int(i)] for i in np.argsort(rank, kind="stable")]
 
     def _would_take(self, h: int, ctx: AllocContext, taken: dict[str, float]) -> bool:
