@@ -8,6 +8,7 @@ are also ``ValueError`` and say *where* the problem is), misuse, cancellation an
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = [
     "CONTEXT_WIDTH",
@@ -101,8 +102,9 @@ class InputError(XceError, ValueError):
         if self.text is None or self.column is None:
             return ""
         shown, at = clip_around(self.text, self.column - 1)
-        caret = " " * at + "^"
-        return f"  {visible(shown)}\n  {caret}"
+        shown = visible(shown)
+        caret = " " * _display_width(shown[:at]) + "^"
+        return f"  {shown}\n  {caret}"
 
     def __str__(self) -> str:
         where = self.where()
@@ -124,6 +126,15 @@ def visible(text: str) -> str:
         return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
 
     return _UNSEEN.sub(one, text)
+
+
+def _display_width(text: str) -> int:
+    """Terminal columns ``text`` takes: wide characters (CJK, most emoji) two, combining
+    marks none (so a caret lands under the character it points at)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 CONTEXT_WIDTH = 120

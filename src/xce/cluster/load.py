@@ -47,6 +47,17 @@ try:
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
+_LIBYAML = _BaseLoader.__name__.startswith("C")
+
+
+def _char_index(text: str, position: int) -> int:
+    """A reader error's position as an index into ``text``: libyaml counts bytes of the
+    UTF-8 text, PyYAML's own reader characters."""
+    if not _LIBYAML:
+        return position
+    return len(text.encode("utf-8")[:position].decode("utf-8", "ignore"))
+
+
 __all__ = [
     "InvalidJob",
     "LenientState",
@@ -630,7 +641,7 @@ class _YamlDocument(_Document):
             self._raise_too_deep()
             raise
         except yaml.reader.ReaderError as err:  # a character YAML does not allow
-            line, column = _line_column(text, err.position)
+            line, column = _line_column(text, _char_index(text, err.position))
             what = f"YAML syntax error: {err.reason} (character #x{err.character:04x})"
             raise self.syntax_error(what, line, column) from None
         except SpecError as err:
