@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from xce.cli import replay_options as ro
 from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.cli.simulate_cmd import SYNTHETIC, ReplayInputs
@@ -28,14 +29,7 @@ OUTPUT_FILES = compare_files()
 
 
 def compare(
-    workload: Annotated[
-        str,
-        typer.Option(
-            "--workload",
-            metavar="FILE",
-            help="An SWF trace, a jobs file, or synthetic:N.",
-        ),
-    ],
+    workload: Annotated[str, ro.WORKLOAD],
     policy: Annotated[
         list[str],
         typer.Option(
@@ -45,38 +39,14 @@ def compare(
             "modifiers: a preemptor's name, nopreempt. Give it once per policy.",
         ),
     ],
-    cluster: Annotated[
-        Path | None,
-        typer.Option("--cluster", metavar="STATE", help="A state file: the cluster."),
-    ] = None,
-    queues: Annotated[
-        Path | None,
-        typer.Option(
-            "--queues", metavar="STATE", help="With --hosts: a state file with only queues."
-        ),
-    ] = None,
-    hosts: Annotated[
-        int | None,
-        typer.Option("--hosts", metavar="N", help="A uniform cluster of N hosts instead."),
-    ] = None,
-    slots_per_host: Annotated[
-        int | None,
-        typer.Option("--slots-per-host", metavar="N", help="Slots of each of the --hosts."),
-    ] = None,
-    interval: Annotated[
-        float | None,
-        typer.Option("--interval", metavar="SECONDS", help="Seconds between sessions."),
-    ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload.")
-    ] = 0,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", metavar="N", help="Only the first N jobs of the workload."),
-    ] = None,
-    lenient: Annotated[
-        bool, typer.Option("--lenient", help="Skip (and count) malformed trace lines.")
-    ] = False,
+    cluster: Annotated[Path | None, ro.CLUSTER] = None,
+    queues: Annotated[Path | None, ro.QUEUES] = None,
+    hosts: Annotated[int | None, ro.HOSTS] = None,
+    slots_per_host: Annotated[int | None, ro.SLOTS_PER_HOST] = None,
+    interval: Annotated[float | None, ro.INTERVAL] = None,
+    seed: Annotated[int, ro.SEED] = 0,
+    limit: Annotated[int | None, ro.LIMIT] = None,
+    lenient: Annotated[bool, ro.LENIENT] = False,
     out: Annotated[
         str | None,
         typer.Option(
@@ -86,10 +56,7 @@ def compare(
             "compare_bsld_by_size.png into DIR; nothing else there is touched.",
         ),
     ] = None,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="Let --out replace those files where they already exist."),
-    ] = False,
+    force: Annotated[bool, ro.FORCE] = False,
     plot_format: Annotated[str, PLOT_FORMAT_OPTION] = "png",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the comparison JSON on stdout.")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from xce.cli import replay_options as ro
 from xce.cli.conventions import (
     PLOT_FORMAT_OPTION,
     PREEMPTOR_OPTION,
@@ -278,27 +279,9 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
 
 
 def simulate(
-    workload: Annotated[
-        str,
-        typer.Option(
-            "--workload",
-            metavar="FILE",
-            help="An SWF trace (.swf/.swf.gz), a jobs file (.yaml/.json/.jsonl) or synthetic:N.",
-        ),
-    ],
-    cluster: Annotated[
-        Path | None,
-        typer.Option("--cluster", metavar="STATE", help="A state file: the cluster to simulate."),
-    ] = None,
-    queues: Annotated[
-        Path | None,
-        typer.Option(
-            "--queues",
-            metavar="STATE",
-            help="With --hosts: a state file with only queues (and limits), e.g. "
-            "high: {priority: 50, preempts: [low]}, for the uniform cluster.",
-        ),
-    ] = None,
+    workload: Annotated[str, ro.WORKLOAD],
+    cluster: Annotated[Path | None, ro.CLUSTER] = None,
+    queues: Annotated[Path | None, ro.QUEUES] = None,
     preempt_mode: Annotated[
         str,
         typer.Option(
@@ -308,18 +291,8 @@ def simulate(
             "from the beginning; the only mode so far).",
         ),
     ] = "requeue",
-    hosts: Annotated[
-        int | None,
-        typer.Option(
-            "--hosts",
-            metavar="N",
-            help="A uniform cluster of N hosts, at most 1,000,000 (default: from the SWF header).",
-        ),
-    ] = None,
-    slots_per_host: Annotated[
-        int | None,
-        typer.Option("--slots-per-host", metavar="N", help="Slots of each of the --hosts."),
-    ] = None,
+    hosts: Annotated[int | None, ro.HOSTS] = None,
+    slots_per_host: Annotated[int | None, ro.SLOTS_PER_HOST] = None,
     picker: Annotated[
         str | None,
         typer.Option(
@@ -330,27 +303,13 @@ def simulate(
     single_queue: Annotated[
         bool, typer.Option("--single-queue", help="Put every job in one queue.")
     ] = False,
-    interval: Annotated[
-        float | None,
-        typer.Option(
-            "--interval",
-            metavar="SECONDS",
-            help="Seconds between sessions, at least 0.001 (default: at every event).",
-        ),
-    ] = None,
+    interval: Annotated[float | None, ro.INTERVAL] = None,
     enforce_walltime: Annotated[
         bool, typer.Option("--enforce-walltime", help="End jobs at their requested time.")
     ] = False,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload.")
-    ] = 0,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", metavar="N", help="Only the first N jobs of the workload."),
-    ] = None,
-    lenient: Annotated[
-        bool, typer.Option("--lenient", help="Skip (and count) malformed trace lines.")
-    ] = False,
+    seed: Annotated[int, ro.SEED] = 0,
+    limit: Annotated[int | None, ro.LIMIT] = None,
+    lenient: Annotated[bool, ro.LENIENT] = False,
     out: Annotated[
         str | None,
         typer.Option(
@@ -361,10 +320,7 @@ def simulate(
             "(schedule.swf) into DIR (created if missing); nothing else there is touched.",
         ),
     ] = None,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="Let --out replace those files where they already exist."),
-    ] = False,
+    force: Annotated[bool, ro.FORCE] = False,
     plot_format: Annotated[str, PLOT_FORMAT_OPTION] = "png",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the metrics JSON on stdout.")
