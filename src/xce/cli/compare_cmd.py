@@ -16,8 +16,8 @@ import typer
 
 from xce.cli import replay_options as ro
 from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
-from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
-from xce.cli.simulate_cmd import SYNTHETIC, ReplayInputs
+from xce.cli.outputs import plain, shown, write_dir
+from xce.cli.simulate_cmd import ReplayInputs
 from xce.errors import InputError
 from xce.sim.files import compare_files
 
@@ -79,7 +79,7 @@ def compare(
     replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
     replay.check(interval)
     check_plot_format(plot_format)
-    out_dir = _out_dir(out, workload, cluster, force, plot_format)
+    out_dir = replay.out_dir(out, compare_files(plot_format), force)
     state, jobs, trace = replay.load()
     results = run_all(state, jobs, policies, SimOptions(interval=interval), trace)
     data = comparison_json(workload, results)
@@ -141,19 +141,6 @@ def _duration(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:,.1f} {unit}"
     return f"{seconds:.0f} s"
-
-
-def _out_dir(
-    out: str | None, workload: str, cluster: Path | None, force: bool, fmt: str
-) -> Path | None:
-    if out is None:
-        return None
-    path = output_path(out, "--out")
-    inputs: Inputs = [("--cluster", cluster)] if cluster is not None else []
-    if not workload.startswith(SYNTHETIC):
-        inputs = [*inputs, ("--workload", Path(workload))]
-    check_dir(path, "--out", compare_files(fmt), inputs, force=force)
-    return path
 
 
 def _write(

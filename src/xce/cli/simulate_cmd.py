@@ -177,6 +177,17 @@ class ReplayInputs:
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
 
+    def out_dir(self, out: str | None, names: tuple[str, ...], force: bool) -> Path | None:
+        """``--out``, checked before the run: may receive ``names``, none an input."""
+        if out is None:
+            return None
+        path = output_path(out, "--out")
+        inputs: Inputs = [("--cluster", self.cluster)] if self.cluster is not None else []
+        if not self.workload.startswith(SYNTHETIC):
+            inputs = [*inputs, ("--workload", Path(self.workload))]
+        check_dir(path, "--out", names, inputs, force=force)
+        return path
+
     def load(self) -> tuple[ClusterState, list[SimJob], SwfTrace | None]:
         """The cluster, the jobs and the trace (None unless SWF)."""
         from xce.cluster import load_state
@@ -342,7 +353,7 @@ def simulate(
             f"--preempt-mode: unknown mode {plain(repr(preempt_mode))} (known: requeue)"
         )
     check_plot_format(plot_format)
-    out_dir = _out_dir(out, workload, cluster, force, plot_format)
+    out_dir = replay.out_dir(out, simulate_files(plot_format), force)
     state, jobs, trace = replay.load()
     options = SimOptions(
         picker=picker,
@@ -368,20 +379,6 @@ def simulate(
         if out_dir is not None:
             names = ", ".join(p.name for p in written)
             console.print(f"wrote {names} in {shown(out_dir)}")
-
-
-def _out_dir(
-    out: str | None, workload: str, cluster: Path | None, force: bool, fmt: str
-) -> Path | None:
-    """``--out``, checked before the run against the run's inputs."""
-    if out is None:
-        return None
-    path = output_path(out, "--out")
-    inputs: Inputs = [("--cluster", cluster)] if cluster is not None else []
-    if not workload.startswith(SYNTHETIC):
-        inputs = [*inputs, ("--workload", Path(workload))]
-    check_dir(path, "--out", simulate_files(fmt), inputs, force=force)
-    return path
 
 
 def _write(
