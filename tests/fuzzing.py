@@ -364,6 +364,12 @@ class Recorded:
     is_open: bool
     expect_exit: int | None = None  # the sidecar's "expect: exit N" (an exit 0 is wrong)
 
+    def copy_to(self, folder: Path) -> Path:
+        """A copy of the input in ``folder`` (the kept file itself is never run on)."""
+        copy = folder / self.input.name
+        copy.write_bytes(self.input.read_bytes())
+        return copy
+
     def command(self, copy: Path) -> list[str]:
         """The argv for a copy of the input."""
         text = copy.read_text(encoding="utf-8", errors="surrogateescape") if self.argv else ""
@@ -446,6 +452,13 @@ def recorded_params(fuzzer: str) -> list[object]:
         name = ("open/" if case.is_open else "") + case.input.name
         params.append(pytest.param(case, id=name, marks=marks))
     return params
+
+
+def assert_passes(fuzz: Callable[[range, Path], list[str]], cases: range, tmp: Path) -> None:
+    """Run ``cases`` of a fuzzer (its seed printed first); every case must pass."""
+    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
+    failures = fuzz(cases, tmp)
+    assert not failures, summary(failures)
 
 
 def summary(failures: list[str]) -> str:

@@ -39,6 +39,7 @@ from fuzzing import (
     MemoryLimit,
     Outcome,
     Recorded,
+    assert_passes,
     case_range,
     fuzz_seed,
     located_in_file,
@@ -48,7 +49,6 @@ from fuzzing import (
     run_cli,
     signature,
     subprocess_sample,
-    summary,
 )
 from test_fuzz_resreq import requirement
 
@@ -423,24 +423,19 @@ def _minimise(
 def test_fuzz_lines_smoke(tmp_path: Path) -> None:
     """issue 10 (workload-line fuzzer, smoke): 40 seeded broken SWF traces and JSONL jobs
     files through ``xce simulate``: exit 0 or 2 located, never 1, never hangs."""
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(range(SMOKE_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, range(SMOKE_CASES), tmp_path)
 
 
 @pytest.mark.slow
 def test_fuzz_lines_3k(tmp_path: Path) -> None:
     """issue 10 (workload-line fuzzer): as the smoke test, over 3,000 seeded workloads."""
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(case_range(0, SLOW_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, case_range(0, SLOW_CASES), tmp_path)
 
 
 @pytest.mark.parametrize("case", recorded_params("lines"))
 def test_recorded_failure(case: Recorded, tmp_path: Path) -> None:
     """issue 10 (workload-line fuzzer): a kept failing case now exits 0 or 2 located."""
-    copy_ = tmp_path / case.input.name
-    copy_.write_bytes(case.input.read_bytes())
+    copy_ = case.copy_to(tmp_path)
     gz_broken = copy_.name.endswith(".gz")
     if gz_broken:
         try:

@@ -36,6 +36,7 @@ from fuzzing import (
     MemoryLimit,
     Outcome,
     Recorded,
+    assert_passes,
     caret_ok,
     case_range,
     fuzz_seed,
@@ -46,7 +47,6 @@ from fuzzing import (
     run_cli,
     signature,
     subprocess_sample,
-    summary,
 )
 
 CLUSTER = ROOT / "examples" / "cluster.yaml"
@@ -387,24 +387,19 @@ def _minimise(
 def test_fuzz_resreq_smoke(tmp_path: Path) -> None:
     """issue 10 (requirement fuzzer, smoke): 60 seeded requirements through ``xce resreq``
     (alone and ``--cluster``) and a state file: exit 0 or 2 located, never 1, no hang."""
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(range(SMOKE_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, range(SMOKE_CASES), tmp_path)
 
 
 @pytest.mark.slow
 def test_fuzz_resreq_3k(tmp_path: Path) -> None:
     """issue 10 (requirement fuzzer): as the smoke test, over 3,000 seeded requirements."""
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(case_range(0, SLOW_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, case_range(0, SLOW_CASES), tmp_path)
 
 
 @pytest.mark.parametrize("case", recorded_params("resreq"))
 def test_recorded_failure(case: Recorded, tmp_path: Path) -> None:
     """issue 10 (requirement fuzzer): a kept failing case now exits 0 or 2 located."""
-    copy_ = tmp_path / case.input.name
-    copy_.write_bytes(case.input.read_bytes())
+    copy_ = case.copy_to(tmp_path)
     with MemoryLimit():
         if "{text}" in case.argv:
             outcome = run_text(case.argv, copy_.read_text("utf-8", "surrogatepass"), tmp_path)

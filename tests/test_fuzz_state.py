@@ -40,6 +40,7 @@ from fuzzing import (
     MemoryLimit,
     Outcome,
     Recorded,
+    assert_passes,
     case_range,
     fuzz_seed,
     located_in_file,
@@ -49,7 +50,6 @@ from fuzzing import (
     run_cli,
     signature,
     subprocess_sample,
-    summary,
 )
 from test_fuzz_resreq import valid_requirement
 
@@ -651,25 +651,20 @@ def test_fuzz_smoke(tmp_path: Path) -> None:
     engine repros; ``xce schedule`` exits 0 (with the decisions JSON under ``--json``) or
     2 with a located message, never 1, never hangs, never changes the file."""
     assert SEEDS, "no seed files"
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(range(SMOKE_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, range(SMOKE_CASES), tmp_path)
 
 
 @pytest.mark.slow
 def test_fuzz_10k(tmp_path: Path) -> None:
     """issue 10 (state-file fuzzer): as the smoke test, over 10,000 seeded mutants."""
-    print(f"XCE_FUZZ_SEED={fuzz_seed()}")
-    failures = fuzz(case_range(0, SLOW_CASES), tmp_path)
-    assert not failures, summary(failures)
+    assert_passes(fuzz, case_range(0, SLOW_CASES), tmp_path)
 
 
 @pytest.mark.parametrize("case", recorded_params("state"))
 def test_recorded_failure(case: Recorded, tmp_path: Path) -> None:
     """issue 10 (state-file fuzzer): a kept failing case (tests/data/fuzz-failures/) now
     exits 0 or 2 with a located message, never 1, never hangs, leaves the file unchanged."""
-    copy_ = tmp_path / case.input.name
-    copy_.write_bytes(case.input.read_bytes())
+    copy_ = case.copy_to(tmp_path)
     argv = case.command(copy_)
     snapshot = None
     if "--snapshot" in argv:
