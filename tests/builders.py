@@ -44,6 +44,8 @@ class ClusterBuilder:
         self._limits: list[dict[str, Any]] = []
         self._running: list[dict[str, Any]] = []
         self._jobs: list[dict[str, Any]] = []
+        self._reservations: list[dict[str, Any]] = []
+        self._top: dict[str, Any] = {}  # now, picker, backfill
 
     def resource(self, name: str, kind: str, reservation: str | None = None) -> Self:
         """Declare a resource's kind (and reservation) instead of letting it be inferred."""
@@ -93,9 +95,21 @@ class ClusterBuilder:
         preempts: Iterable[str] = (),
         picker: str | None = None,
         shares: Mapping[str, float] | None = None,
+        backfill: str | None = None,
+        default_runtime: float | None = None,
+        max_runtime: float | None = None,
     ) -> Self:
         queue: dict[str, Any] = {"priority": priority}
-        queue.update(_given(preempts=list(preempts) or None, picker=picker, shares=shares))
+        queue.update(
+            _given(
+                preempts=list(preempts) or None,
+                picker=picker,
+                shares=shares,
+                backfill=backfill,
+                default_runtime=default_runtime,
+                max_runtime=max_runtime,
+            )
+        )
         self._queues[name] = queue
         return self
 
@@ -137,6 +151,8 @@ class ClusterBuilder:
         max_tasks: int | None = None,
         submit_time: float | None = None,
         runtime: float | None = None,
+        requested_time: float | None = None,
+        reservation: str | None = None,
     ) -> Self:
         """A pending job; jobs are scheduled in the order they are added."""
         self._jobs.append(
@@ -151,6 +167,8 @@ class ClusterBuilder:
                 resreq=resreq,
                 submit_time=submit_time,
                 runtime=runtime,
+                requested_time=requested_time,
+                reservation=reservation,
             )
         )
         return self
@@ -169,6 +187,7 @@ class ClusterBuilder:
         start_time: float | None = None,
         resreq: str | None = None,
         runtime: float | None = None,
+        requested_time: float | None = None,
     ) -> Self:
         """Running work: ``on={"h1": 2}`` holds 2 slots of h1 and, per task, ``rusage``
         amounts (``rusage={"mem": 100}`` holds 200 mem); or give raw ``alloc`` entries."""
@@ -186,8 +205,51 @@ class ClusterBuilder:
             shared=dict(shared) if shared else None,
             resreq=resreq,
             runtime=runtime,
+            requested_time=requested_time,
         )
         self._running.append(run)
+        return self
+
+    def reservation(
+        self,
+        name: str,
+        start: float,
+        end: float,
+        *,
+        hosts: Iterable[str] | None = None,
+        select: str | None = None,
+        users: Iterable[str] | None = None,
+        queues: Iterable[str] | None = None,
+        projects: Iterable[str] | None = None,
+    ) -> Self:
+        """An advance reservation of ``hosts`` (names) or the hosts ``select`` matches."""
+        self._reservations.append(
+            _given(
+                name=name,
+                start=start,
+                end=end,
+                hosts=_listed(hosts),
+                select=select,
+                users=_listed(users),
+                queues=_listed(queues),
+                projects=_listed(projects),
+            )
+        )
+        return self
+
+    def at(self, now: float) -> Self:
+        """The snapshot's time (the state's ``now``)."""
+        self._top["now"] = now
+        return self
+
+    def backfill(self, policy: str) -> Self:
+        """The default backfill policy of queues that name none."""
+        self._top["backfill"] = policy
+        return self
+
+    def picker(self, name: str) -> Self:
+        """The default picker of queues that name none."""
+        self._top["picker"] = name
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -200,8 +262,11 @@ class ClusterBuilder:
             "limits": self._limits,
             "running": self._running,
             "jobs": self._jobs,
+            "reservations": self._reservations,
         }
-        return copy.deepcopy({k: v for k, v in doc.items() if v})
+        doc = {k: v for k, v in doc.items() if v}
+        doc.update(self._top)
+        return copy.deepcopy(doc)
 
     def build(
         self, *, source: str = "<builder>", check_resreq: RequirementCheck | None = None

@@ -21,6 +21,7 @@ from xce.alloc.outcome import (
     PendInfo,
     Pending,
     PendReason,
+    PlannedStart,
     Preemption,
 )
 from xce.alloc.plans import (
@@ -66,6 +67,7 @@ __all__ = [
     "Pending",
     "Plan",
     "PlanIterator",
+    "PlannedStart",
     "Preemption",
     "PreparedPrimary",
     "PreparedRequirement",

@@ -109,7 +109,7 @@ def claim_run(
 def _candidates(
     finder: HostFinder, books: SessionBooks, amounts: tuple[tuple[str, float], ...], need: int
 ) -> np.ndarray:
-    if finder.primary.primary.order:
+    if finder.ordered_scan:
         return finder.ordered(amounts, need)
     start = books.cursors.get((finder.select_id, need, amounts), 0) if finder.cursor_ok else 0
     found: np.ndarray = finder.fits(amounts, need, start, books.hosts.n).nonzero()[0]

@@ -202,14 +202,27 @@ class Allocator:
     def victim_of(self, job: RunningJob, priority: int) -> tuple[Victim, Footprint]:
         """A running job as preemptors see it, and its footprint (kept while the job
         object is the same one: the scheduling core keeps them across sessions)."""
-        found = self._prints.get(job.id)
-        if found is None or found.job is not job:
-            found = self._prints[job.id] = footprint(self, job)
+        found = self.footprint_of(job)
         victim = found.victim
         if victim is None or victim.priority != priority:  # queue priorities may change
             victim = Victim(job.id, job.queue, priority, job.start_time, found.slots, found.hosts)
             found.victim = victim
         return victim, found
+
+    def footprint_of(self, job: RunningJob) -> Footprint:
+        """What a running job holds, in units (kept while the job object is the same)."""
+        found = self._prints.get(job.id)
+        if found is None or found.job is not job:
+            found = self._prints[job.id] = footprint(self, job)
+        return found
+
+    def charge(self, job: JobRequest, allocation: JobAllocation) -> None:
+        """Hand ``allocation`` (placed for ``job`` on a view of these books, which it
+        fits) out in the session's books and limits, as :meth:`decide` does."""
+        ids = self.limits.applicable(job.user, job.queue, job.project)
+        if ids:
+            self.limits.charge(ids, allocation)
+        self.books.charge(allocation)
 
     def preempt_view(self, back: Released) -> Allocator:
         """An allocator like this one on a view of the session's books in which

@@ -43,7 +43,7 @@ class HostFinder:
     """Everything host iterators of one primary attempt share: the static part of the
     filter (status, select, ``same`` group) and the order."""
 
-    __slots__ = ("books", "cursor_ok", "mask", "primary", "select_id")
+    __slots__ = ("books", "cursor_ok", "mask", "ordered_scan", "primary", "select_id")
 
     def __init__(
         self,
@@ -60,9 +60,11 @@ class HostFinder:
             mask = mask & restrict
         self.mask: BoolArray = mask
         self.select_id = primary.select.id if primary.select is not None else 0
+        # candidates sorted (order[], or the books' host preference) rather than scanned
+        self.ordered_scan = bool(primary.primary.order) or books.preference is not None
         # The cursor is exact only when nothing in the filter can turn true again.
         self.cursor_ok = (
-            cursors and restrict is None and primary.cacheable and not primary.primary.order
+            cursors and restrict is None and primary.cacheable and not self.ordered_scan
         )
 
     def fits(self, want: Amounts, nslots: int, lo: int, hi: int) -> BoolArray:
@@ -86,13 +88,16 @@ class HostFinder:
         return True
 
     def _ordering(self, want: Amounts, nslots: int) -> tuple[IndexArray, list[FloatArray]]:
-        """The candidates (host order) and their lexsort keys (last key is primary)."""
+        """The candidates (host order) and their lexsort keys (last key is primary): the
+        books' host preference first, then ``order[]``."""
         idx = np.flatnonzero(self.fits(want, nslots, 0, self.books.hosts.n))
         keys = []
         for key in reversed(self.primary.primary.order):
             values = self._key_values(key.name)[idx]
             values = values if key.ascending else -values
             keys.append(np.where(np.isnan(values), np.inf, values))
+        if self.books.preference is not None:
+            keys.append(self.books.preference[idx])
         return idx, keys
 
     def ordered(self, want: Amounts, nslots: int) -> IndexArray:
@@ -194,7 +199,7 @@ class HostIterator:
         self._cursor_key: object = None
         self._rest: _Rest | None = None
         self._chunk: IndexArray | Sequence[int] = _NONE
-        if finder.primary.primary.order:
+        if finder.ordered_scan:
             self._next_lo = finder.books.hosts.n
             if after is None:
                 self._chunk, self._rest = finder.ordered_head(want, nslots, _HEAD)

@@ -26,6 +26,7 @@ __all__ = [
     "PendInfo",
     "PendReason",
     "Pending",
+    "PlannedStart",
     "Preemption",
 ]
 
@@ -48,6 +49,10 @@ class PendReason(StrEnum):
     ``NEVER_RUNNABLE`` ranks first: the job could not run even on the empty cluster as
     configured (every host ok and free, no running work), so waiting will not help.
     ``INVALID`` is a job whose own definition is bad (``--lenient`` state loading).
+    ``RESERVED``: what would fit the job now is set aside, over the job's estimated run,
+    for a job planned to start later (backfill) or for an advance reservation it is not
+    in. ``RESERVATION``: the job runs only in its advance reservation, whose window is
+    not open yet, has ended, or is too short for the job's estimate (docs/backfill.md).
     """
 
     NEVER_RUNNABLE = "NEVER_RUNNABLE"
@@ -62,6 +67,8 @@ class PendReason(StrEnum):
     HOST_STATUS = "HOST_STATUS"
     QUEUE_BLOCKED = "QUEUE_BLOCKED"
     PREEMPTING = "PREEMPTING"
+    RESERVED = "RESERVED"
+    RESERVATION = "RESERVATION"
 
 
 def _no_hosts() -> Mapping[str, int]:
@@ -268,9 +275,22 @@ def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
 
 @dataclass(frozen=True, slots=True)
 class Dispatched:
-    """The job starts now with this allocation."""
+    """The job starts now with this allocation; ``backfilled`` when it starts ahead of a
+    job of the session that holds a planned start (docs/backfill.md)."""
 
     job: str
+    allocation: JobAllocation
+    backfilled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStart:
+    """When and where a pending job is planned to start (backfill): ``start`` in
+    seconds, on ``allocation``, assuming it runs until ``end`` (``math.inf``: no
+    estimate). A promise only while estimates hold (docs/backfill.md)."""
+
+    start: float
+    end: float
     allocation: JobAllocation
 
 
@@ -288,12 +308,14 @@ class Preemption:
 @dataclass(frozen=True, slots=True)
 class Pending:
     """The job waits; ``cached`` when the unsatisfiable cache answered (spec Req 7 AC 5);
-    ``preemption`` when it waits for the jobs it preempts to release."""
+    ``preemption`` when it waits for the jobs it preempts to release; ``plan`` when
+    backfill planned its start."""
 
     job: str
     info: PendInfo
     cached: bool = False
     preemption: Preemption | None = None
+    plan: PlannedStart | None = None
 
 
 Decision = Dispatched | Pending

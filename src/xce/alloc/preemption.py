@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xce.alloc.outcome import AllocMode, Dispatched, JobAllocation, Preemption
+from xce.cluster.catalog import SLOTS
 from xce.cluster.state import RunningJob
 from xce.cluster.units import to_units
 from xce.preempt import Preemptor, Victim
@@ -51,6 +52,20 @@ class Footprint:
     slots: int
     hosts: tuple[int, ...]
     victim: Victim | None = None
+    _columns: tuple[IndexArray, dict[str, FloatArray], Amounts] | None = None
+
+    def columns(self) -> tuple[IndexArray, dict[str, FloatArray], Amounts]:
+        """The holdings as columns (computed once): host per claim; per resource
+        (slots included) the units per claim; and the shared amounts."""
+        if self._columns is None:
+            n = len(self.holdings)
+            hosts = np.fromiter((h for h, _, _ in self.holdings), dtype=np.intp, count=n)
+            amounts = {SLOTS: np.fromiter((s for _, s, _ in self.holdings), np.float64, n)}
+            for k, (_, _, held) in enumerate(self.holdings):
+                for name, units in held:
+                    amounts.setdefault(name, np.zeros(n))[k] += units
+            self._columns = (hosts, amounts, self.shared)
+        return self._columns
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,32 +35,40 @@ Holding = tuple[int, Mapping[str, float]]
 
 
 class _Events:
-    """One resource's changes: parallel lists, compiled to time-sorted arrays on demand."""
+    """One resource's changes: chunks of (time, hosts, deltas), compiled to one
+    time-sorted table on demand."""
 
-    __slots__ = ("_compiled", "deltas", "hosts", "times")
+    __slots__ = ("_compiled", "chunks", "count")
 
     def __init__(self) -> None:
-        self.times: list[float] = []
-        self.hosts: list[int] = []
-        self.deltas: list[float] = []
+        self.chunks: list[tuple[float, IndexArray, FloatArray]] = []
+        self.count = 0
         self._compiled: tuple[FloatArray, IndexArray, FloatArray] | None = None
 
-    def add(self, time: float, host: int, delta: float) -> None:
-        self.times.append(time)
-        self.hosts.append(host)
-        self.deltas.append(delta)
+    def add(self, time: float, hosts: IndexArray, deltas: FloatArray) -> None:
+        self.chunks.append((time, hosts, deltas))
+        self.count += len(hosts)
         self._compiled = None
 
     def arrays(self) -> tuple[FloatArray, IndexArray, FloatArray]:
         if self._compiled is None:
-            times = np.asarray(self.times, dtype=np.float64)
+            chunks = self.chunks
+            if chunks:
+                times = np.repeat(
+                    np.fromiter((c[0] for c in chunks), dtype=np.float64, count=len(chunks)),
+                    [len(c[1]) for c in chunks],
+                )
+                hosts = np.concatenate([c[1] for c in chunks]).astype(np.intp, copy=False)
+                deltas = np.concatenate([c[2] for c in chunks]).astype(np.float64, copy=False)
+            else:
+                times, hosts, deltas = _NO_TIMES, _NO_HOSTS, _NO_TIMES
             order = np.argsort(times, kind="stable")
-            self._compiled = (
-                times[order],
-                np.asarray(self.hosts, dtype=np.intp)[order],
-                np.asarray(self.deltas, dtype=np.float64)[order],
-            )
+            self._compiled = (times[order], hosts[order], deltas[order])
         return self._compiled
+
+
+_NO_TIMES = np.zeros(0, dtype=np.float64)
+_NO_HOSTS = np.zeros(0, dtype=np.intp)
 
 
 class Profile:
@@ -86,35 +94,63 @@ class Profile:
     def release(self, at: float, holdings: Iterable[Holding]) -> None:
         """From ``at`` on, ``holdings`` are available again (a running job's end).
         An end at or before ``now`` (a job past its estimate) counts from ``now``."""
-        self._change(max(at, self.now), holdings, 1.0)
+        self.release_columns(max(at, self.now), *_columns(holdings))
 
     def hold(self, start: float, end: float, holdings: Iterable[Holding]) -> None:
         """Over ``[start, end)``, ``holdings`` are taken (a planned job). An infinite end
         holds for ever."""
+        self.hold_columns(start, end, *_columns(holdings))
+
+    def release_columns(
+        self, at: float, hosts: IndexArray, amounts: Mapping[str, FloatArray]
+    ) -> None:
+        """:meth:`release` of claims given as columns: ``hosts[k]`` gives back
+        ``amounts[name][k]`` units of each resource."""
+        self._change(max(at, self.now), hosts, amounts, 1.0)
+
+    def hold_columns(
+        self, start: float, end: float, hosts: IndexArray, amounts: Mapping[str, FloatArray]
+    ) -> None:
+        """:meth:`hold` of claims given as columns (see :meth:`release_columns`)."""
         if not start < end:
             raise InternalError(f"a hold needs start < end, got [{start}, {end})")
-        items = list(holdings)
-        self._change(max(start, self.now), items, -1.0)
+        self._change(max(start, self.now), hosts, amounts, -1.0)
         if math.isfinite(end):
-            self._change(end, items, 1.0)
+            self._change(end, hosts, amounts, 1.0)
 
-    def _change(self, at: float, holdings: Iterable[Holding], sign: float) -> None:
+    def _change(
+        self, at: float, hosts: IndexArray, amounts: Mapping[str, FloatArray], sign: float
+    ) -> None:
         if not at >= self.now:  # also NaN
             raise InternalError(f"a change at {at} is before the profile's start {self.now}")
-        if math.isinf(at):
+        if math.isinf(at) or not len(hosts):
             return  # never happens
         events = self._events
-        for host, amounts in holdings:
-            for name, units in amounts.items():
-                if units:
-                    events[name].add(at, host, sign * units)
+        for name, units in amounts.items():
+            if name not in events:
+                raise InternalError(f"the profile has no resource {name!r}")
+            units = np.asarray(units, dtype=np.float64)
+            some = units != 0
+            if some.all():
+                events[name].add(at, hosts, units if sign > 0 else -units)
+            elif some.any():
+                events[name].add(at, hosts[some], sign * units[some])
+
+    def changes(self) -> int:
+        """How many (host, resource) changes are recorded."""
+        return sum(ev.count for ev in self._events.values())
 
     def times(self) -> FloatArray:
         """``now`` and every later instant at which some availability changes, sorted:
         the candidate start times of a plan."""
         found = [np.asarray([self.now])]
-        found += [ev.arrays()[0] for ev in self._events.values() if ev.times]
+        found += [ev.arrays()[0] for ev in self._events.values() if ev.count]
         return np.unique(np.concatenate(found))
+
+    def events(self, name: str) -> tuple[FloatArray, IndexArray, FloatArray]:
+        """Resource ``name``'s changes as (time, host, delta) columns sorted by time
+        (read-only use)."""
+        return self._events[name].arrays()
 
     def at(self, time: float) -> dict[str, FloatArray]:
         """Availability at ``time`` (every change at or before it applied)."""
@@ -167,3 +203,14 @@ class Profile:
         dip = np.zeros(self._n)
         dip[h[heads]] = np.minimum(lowest, 0.0)
         return dip
+
+
+def _columns(holdings: Iterable[Holding]) -> tuple[IndexArray, dict[str, FloatArray]]:
+    """Holdings as columns: host per claim, and per resource the units per claim."""
+    items = list(holdings)
+    hosts = np.fromiter((h for h, _ in items), dtype=np.intp, count=len(items))
+    names = sorted({n for _, amounts in items for n in amounts})
+    return hosts, {
+        n: np.fromiter((a.get(n, 0.0) for _, a in items), dtype=np.float64, count=len(items))
+        for n in names
+    }

@@ -104,6 +104,7 @@ class QueueSpec(_Spec):
     shares: dict[str, Amount] = {}
     default_runtime: Duration | None = None  # jobs giving no requested_time (Slurm DefaultTime)
     max_runtime: Duration | None = None  # caps requested_time (Slurm MaxTime, LSF RUNLIMIT)
+    backfill: str | None = None  # none | easy | conservative (docs/backfill.md)
 
 
 class LimitSpec(_Spec):
@@ -185,6 +186,8 @@ class StateSpec(_Spec):
     jobs: list[JobSpec] = []
     reservations: list[ReservationSpec] = []
     picker: str | None = None  # the default job picker of queues that name none
+    backfill: str | None = None  # the default backfill policy of queues that name none
+    now: Number | None = None  # the snapshot's time (default: its latest start/submit time)
 
 
 class SpecError(Exception):

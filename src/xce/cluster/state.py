@@ -58,6 +58,7 @@ class Queue:
     shares: Mapping[str, float] = field(default_factory=_empty, hash=False)
     default_runtime: float | None = None  # seconds assumed for a job giving no estimate
     max_runtime: float | None = None  # seconds: a job's estimate is capped at it
+    backfill: str | None = None  # its backfill policy (None: the session's default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +238,16 @@ class ClusterState:
     source: str | None = None
     default_picker: str | None = None  # for queues that name no picker of their own
     reservations: tuple[AdvanceReservation, ...] = ()
+    default_backfill: str | None = None  # for queues that name no backfill policy
+    now: float | None = None  # the snapshot's time, if the file gives it
+
+    def session_time(self) -> float:
+        """When a session on this state runs: ``now`` if given, else the latest start or
+        submit time in it (0 for a state without jobs)."""
+        if self.now is not None:
+            return self.now
+        times = [r.start_time for r in self.running] + [j.submit_time for j in self.jobs]
+        return max(times, default=0.0)
 
     def queue_priority(self, name: str) -> int:
         """The queue's priority; 0 for a queue the file does not declare."""
@@ -300,6 +311,8 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         jobs=tuple(_pending(job, i) for i, job in enumerate(spec.jobs)),
         source=source,
         default_picker=spec.picker,
+        default_backfill=spec.backfill,
+        now=spec.now,
         reservations=tuple(
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)
@@ -427,6 +440,7 @@ def _queue(name: str, q: QueueSpec) -> Queue:
         MappingProxyType(dict(q.shares)),
         q.default_runtime,
         q.max_runtime,
+        q.backfill,
     )
 
 

@@ -48,6 +48,7 @@ from xce.core.events import (
     QueuesChanged,
     SharedChanged,
 )
+from xce.backfill import BackfillPolicy, BackfillRegistry
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError
@@ -74,9 +75,12 @@ class SchedulerCore:
         pickers: PickerRegistry | None = None,
         picker: str | None = None,
         preemptor: Preemptor | None = None,
+        backfills: BackfillRegistry | None = None,
+        backfill: str | None = None,
     ) -> None:
         """``preemptor``: the victim-set iterator of queues that list ``preempts``
-        (default ``lowest_priority_first``, docs/preemption.md)."""
+        (default ``lowest_priority_first``, docs/preemption.md). ``backfill``: the
+        policy of queues that name none (docs/backfill.md)."""
         self._catalog = state.catalog
         t = state.hosts  # a copy: host events must not change the caller's state
         self._hosts = HostTable(
@@ -93,6 +97,8 @@ class SchedulerCore:
         self._next_order = 1 + max((j.order for j in state.jobs), default=-1)
         self._source = state.source
         self._default_picker = picker or state.default_picker
+        self._default_backfill = backfill or state.default_backfill
+        self._now = state.now
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
@@ -103,6 +109,8 @@ class SchedulerCore:
             pickers=pickers or default_pickers(),
             picker=self._default_picker,
             preemptor=preemptor,
+            backfills=backfills,
+            backfill=self._default_backfill,
         )
 
     # --- reading ---------------------------------------------------------------------
@@ -123,6 +131,8 @@ class SchedulerCore:
                 source=self._source,
                 default_picker=self._default_picker,
                 reservations=self._reservations,
+                default_backfill=self._default_backfill,
+                now=self._now,
             )
         return self._view
 
@@ -158,6 +168,7 @@ class SchedulerCore:
         token: CancelToken | None = None,
         jobs: Iterable[PendingJob] | None = None,
         skip_blocked: bool = False,
+        now: float | None = None,
     ) -> SessionResult:
         """One session over the pending jobs (or ``jobs``, a subset of them); the state is
         not changed (apply decisions with ``JobStarted`` events). Raises
@@ -166,7 +177,11 @@ class SchedulerCore:
         if session.state is not self.state:
             session.state = self.state
             session.allocator.rebind(self.state)
-        return session.run(jobs, threads=threads, token=token, skip_blocked=skip_blocked)
+        return session.run(jobs, threads=threads, token=token, skip_blocked=skip_blocked, now=now)
+
+    def backfill_for(self, queue: str) -> BackfillPolicy:
+        """The backfill policy ``queue`` uses."""
+        return self._session.backfill_for(queue)
 
     def picker_name(self, queue: str) -> str:
         """The name of the picker ``queue`` uses."""

@@ -177,7 +177,13 @@ class FcfsPicker:
 
 
 _NOT_A_HEAD = frozenset(
-    {PendReason.LIMIT, PendReason.NEVER_RUNNABLE, PendReason.INVALID, PendReason.QUEUE_BLOCKED}
+    {
+        PendReason.LIMIT,
+        PendReason.NEVER_RUNNABLE,
+        PendReason.INVALID,
+        PendReason.QUEUE_BLOCKED,
+        PendReason.RESERVATION,  # waits for its own reservation's window, not for others
+    }
 )
 Consumer = tuple[str, str, str]  # (user, queue, project)
 
@@ -185,7 +191,8 @@ Consumer = tuple[str, str, str]  # (user, queue, project)
 def holds_queue(reason: PendReason) -> bool:
     """True if a job tried and pending for ``reason`` holds the rest of its strict queue:
     it waits for resources. ``LIMIT`` holds only some later jobs (:class:`QueueHold`);
-    ``NEVER_RUNNABLE``, ``INVALID`` and ``QUEUE_BLOCKED`` (not tried) hold nobody."""
+    ``NEVER_RUNNABLE``, ``INVALID``, ``RESERVATION`` and ``QUEUE_BLOCKED`` (not tried)
+    hold nobody."""
     return reason not in _NOT_A_HEAD
 
 

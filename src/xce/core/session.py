@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -32,11 +32,21 @@ from xce.alloc import (
     PendInfo,
     Pending,
     PendReason,
+    PlannedStart,
     prepare_requirement,
 )
+from xce.alloc.planner import Planner
+from xce.backfill import BackfillPolicy, BackfillRegistry, default_backfills
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
-from xce.core.pickers import JobPicker, Pick, PickerRegistry, QueueCursor, default_pickers
+from xce.core.pickers import (
+    JobPicker,
+    Pick,
+    PickerRegistry,
+    QueueCursor,
+    default_pickers,
+    holds_queue,
+)
 from xce.errors import Cancelled, InputError
 from xce.preempt import Preemptor
 
@@ -158,6 +168,8 @@ class SessionStats:
     cache_inserts: int = 0
     failures_reused: int = 0
     preemptions: int = 0
+    planned: int = 0  # pending jobs given a planned start (backfill)
+    backfilled: int = 0  # jobs started ahead of a job holding a planned start
     plans_tried: int = 0
     host_tries: int = 0
     iterators: int = 0
@@ -192,15 +204,25 @@ class Session:
         pickers: PickerRegistry | None = None,
         picker: str | None = None,
         preemptor: Preemptor | None = None,
+        backfills: BackfillRegistry | None = None,
+        backfill: str | None = None,
     ) -> None:
         """``preemptor``: the victim-set iterator for queues that list ``preempts``
-        (default ``lowest_priority_first``)."""
+        (default ``lowest_priority_first``). ``backfill``: the policy of queues that name
+        none (default the state's ``backfill``, else ``none``)."""
         self.state = state
         self.allocator = Allocator(state, registry, options, token, preemptor)
         self.pickers = pickers if pickers is not None else default_pickers()
         self.default_picker = picker or state.default_picker or "fcfs"
+        self.backfills = backfills if backfills is not None else default_backfills()
+        self.default_backfill = backfill or state.default_backfill or "none"
         self._requests: dict[int, tuple[PendingJob, JobRequest]] = {}
         self._check_pickers()
+        self._check_backfills()
+        self._planner: Planner | None = None
+        self._considered: Counter[str] = Counter()  # queue -> jobs offered a plan
+        self._planned = 0
+        self._backfilled = 0
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -212,6 +234,33 @@ class Session:
                 self.pickers.get(name)
             except InputError as err:
                 raise err.located(source=state.source if path else None, path=path) from None
+
+    def _check_backfills(self) -> None:
+        """An unknown backfill policy is bad input, said now and where it was named."""
+        state = self.state
+        named = [(self.default_backfill, "backfill" if state.default_backfill else None)]
+        named += [
+            (q.backfill, f"queues.{q.name}.backfill") for q in state.queues.values() if q.backfill
+        ]
+        for name, path in named:
+            try:
+                self.backfills.get(name)
+            except InputError as err:
+                raise err.located(source=state.source if path else None, path=path) from None
+
+    def backfill_for(self, queue: str) -> BackfillPolicy:
+        """The queue's own backfill policy, else the session's default."""
+        q = self.state.queues.get(queue)
+        own = q.backfill if q is not None else None
+        return self.backfills.get(own or self.default_backfill)
+
+    def plans(self, jobs: Iterable[PendingJob] | None = None) -> bool:
+        """Whether a session over ``jobs`` (default: all pending) needs a plan over future
+        time: some job's queue plans (backfill), or an advance reservation is in force."""
+        if self.state.reservations:
+            return True
+        pending = self.state.jobs if jobs is None else jobs
+        return any(self.backfill_for(q).plans for q in {j.queue for j in pending})
 
     def picker_for(self, q: Queue) -> JobPicker:
         """The queue's own picker, else the session's default."""
@@ -225,14 +274,49 @@ class Session:
         return entry[1]
 
     def _decide(self, pick: Pick) -> Decision:
+        planner = self._planner
+        if planner is not None:
+            return self._decide_planned(pick, planner)
         if pick.blocked_by is not None:
-            self.allocator.token.checkpoint()
-            message = (
-                f"waiting behind job {pick.blocked_by}, in strict queue {pick.job.queue} "
-                "(it waits for resources, or on a limit that applies to this job too)"
-            )
-            return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
+            return self._blocked(pick)
         return self.allocator.decide(self._request(pick.job))
+
+    def _blocked(self, pick: Pick) -> Pending:
+        self.allocator.token.checkpoint()
+        message = (
+            f"waiting behind job {pick.blocked_by}, in strict queue {pick.job.queue} "
+            "(it waits for resources, or on a limit that applies to this job too)"
+        )
+        return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
+
+    def _decide_planned(self, pick: Pick, planner: Planner) -> Decision:
+        """A decision in a session with a plan over future time (docs/backfill.md)."""
+        job = pick.job
+        policy = self.backfill_for(job.queue)
+        if pick.blocked_by is not None and not policy.replaces_queue_blocking:
+            return self._blocked(pick)
+        request = self._request(job)
+        duration = planner.estimate_of(job)
+        decision = planner.start_now(job, request, duration)
+        if isinstance(decision, Dispatched):
+            planner.started(decision.allocation, duration)
+            if planner.planned:
+                self._backfilled += 1
+                return Dispatched(decision.job, decision.allocation, backfilled=True)
+            return decision
+        reason = decision.info.reason
+        if not policy.plans or reason is PendReason.PREEMPTING or not holds_queue(reason):
+            return decision
+        considered = self._considered[job.queue]
+        self._considered[job.queue] = considered + 1
+        if not policy.plans_job(considered):
+            return decision
+        plan: PlannedStart | None = planner.plan(job, request, duration)
+        if plan is None:
+            return decision
+        planner.hold(job.id, plan)
+        self._planned += 1
+        return replace(decision, plan=plan)
 
     def run(
         self,
@@ -241,22 +325,35 @@ class Session:
         threads: bool = False,
         token: CancelToken | None = None,
         skip_blocked: bool = False,
+        now: float | None = None,
     ) -> SessionResult:
         """Begin a session and decide every job (all pending jobs of the state by default).
 
         ``token`` replaces the cancel token for this and later sessions. ``skip_blocked``
         leaves out the jobs of a queue whose picker blocks the rest of it (strict), which
-        would all pend ``QUEUE_BLOCKED``. Raises :class:`~xce.errors.Cancelled` if
-        cancelled; the state is never changed.
+        would all pend ``QUEUE_BLOCKED`` (not applied to queues whose backfill policy
+        replaces the blocking). ``now``: the session's time (default
+        :meth:`~xce.cluster.ClusterState.session_time`), which planning counts from.
+        Raises :class:`~xce.errors.Cancelled` if cancelled; the state is never changed.
         """
         start = time.perf_counter()
         alloc = self.allocator
         if token is not None:
             alloc.token = token
         alloc.begin_session()  # all resets happen before the first job is picked
-        pending = self.state.jobs if jobs is None else jobs
-        picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
-        decisions = self._threaded(picks) if threads else self._synchronous(picks)
+        pending = list(self.state.jobs if jobs is None else jobs)
+        self._considered.clear()
+        self._planned = self._backfilled = 0
+        self._planner = None
+        if self.plans(pending):
+            when = self.state.session_time() if now is None else now
+            self._planner = Planner(alloc, when)
+            skip_blocked = False  # a plan, not the picker, may decide who waits
+        try:
+            picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
+            decisions = self._threaded(picks) if threads else self._synchronous(picks)
+        finally:
+            self._planner = None
         return SessionResult(decisions, self._stats(decisions, start, 2 if threads else 1))
 
     def _synchronous(self, picks: PickSequence) -> tuple[Decision, ...]:
@@ -288,6 +385,8 @@ class Session:
             cache_inserts=s.cache_inserts,
             failures_reused=s.failures_reused,
             preemptions=s.preemptions,
+            planned=self._planned,
+            backfilled=self._backfilled,
             plans_tried=s.plans_tried,
             host_tries=s.host_tries,
             iterators=s.iterators,

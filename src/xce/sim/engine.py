@@ -115,6 +115,7 @@ class SimOptions:
     incremental: bool = True  # exact session shortcuts (module docstring)
     preemptor: str | Preemptor | None = None  # victim-set iterator (lowest_priority_first)
     allocators: tuple[AllocatorPlugin, ...] = ()
+    backfill: str | None = None  # default backfill policy of queues that name none
 
 
 @dataclass(slots=True)
@@ -129,6 +130,7 @@ class SimStats:
     events: int = 0
     preemptions: int = 0  # running jobs preempted (each time counts)
     lost_slot_seconds: float = 0.0  # work the preempted runs had done, thrown away
+    backfilled: int = 0  # starts ahead of a job holding a planned start
 
     @property
     def cache_hit_rate(self) -> float:
@@ -188,6 +190,7 @@ class Simulation:
             options=AllocOptions(explain=False),
             pickers=self._registry,
             preemptor=preemptor,
+            backfill=self.options.backfill,
         )
         # answers "could this job ever run here?", with the same allocator plugins
         self._probe = Allocator(_forever(empty), default_registry(extra=self.options.allocators))
@@ -200,6 +203,8 @@ class Simulation:
         self._cut: dict[str, float] = {}  # initial running work preempted -> when
         self._preempted: dict[str, tuple[int, float]] = {}  # job -> (times, lost slot-s)
         self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
+        self._planned: dict[str, float | None] = {}  # job -> planned start, first session
+        self._backfilled: set[str] = set()  # jobs whose (last) start was a backfill
         # jobs running now: (job, start, hosts, host slots, slots, alternative, killed, step)
         self._started: dict[
             str, tuple[SimJob, float, HostColumn, SlotColumn, int, int | None, bool, int]
@@ -221,6 +226,7 @@ class Simulation:
         self._limited_memo: dict[tuple[str, str, str], bool] = {}
         self._volatile: set[str] = set()
         self._session_queued = False
+        self._now = 0.0  # the time of the event being handled
         self._last_grid = -math.inf  # the multiple of the interval last given a session
         self._ended = 0
         self._busy = int(np.nansum(cluster.used[SLOTS]))  # slots held now
@@ -280,6 +286,10 @@ class Simulation:
         start = time.perf_counter()
         for job in self.jobs:
             self._push(job.submit, _SUBMIT, job.id)
+        for r in self.core.state.reservations:  # a window opening or closing changes plans
+            for edge in (r.start, r.end):
+                if math.isfinite(edge):
+                    self._push(edge, _SESSION, "")
         initial = list(self.core.state.running)
         for run in initial:
             if run.runtime is not None:
@@ -289,7 +299,7 @@ class Simulation:
         timeline = Timeline(total, [], [], [])
         steps = 0
         while self._heap:
-            now = self._heap[0][0]
+            now = self._now = self._heap[0][0]
             interval = self.options.interval
             on_grid = interval is not None and _on_grid(now, interval) and now != self._last_grid
             session_due = self._take_events(now) or interval is None or on_grid
@@ -337,7 +347,7 @@ class Simulation:
                 f"the simulation ended with jobs still pending: {stuck} "
                 f"(and jobs that started but never ended: {lost})"
             )
-        result = core.run_session()
+        result = core.run_session(now=self._now)
         if result.dispatched:
             raise InternalError(
                 f"the simulation ended with jobs still pending: {stuck}; "
@@ -459,16 +469,24 @@ class Simulation:
                 (step, self._steps),
                 times,
                 lost,
+                job_id in self._backfilled,
+                self._planned.get(job_id),
             )
             self._ended += 1
             self._steps += 1
 
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
-        """The exact session shortcuts apply: every queue's picker allows them."""
-        if not self.options.incremental:
+        """The exact session shortcuts apply: every queue's picker and backfill policy
+        allows them, and no advance reservation is in force (its window opens and closes
+        as time passes, with nothing freed)."""
+        if not self.options.incremental or self.core.state.reservations:
             return False
-        return all(self._picker(q).monotone_in_session for q in self._queues_seen)
+        core = self.core
+        return all(
+            self._picker(q).monotone_in_session and core.backfill_for(q).monotone_in_session
+            for q in self._queues_seen
+        )
 
     def _picker(self, queue: str) -> PickerTraits:
         """What the picker of ``queue`` promises (the engine never asks its name)."""
@@ -487,7 +505,7 @@ class Simulation:
             if not jobs:
                 self._new.clear()
                 return
-            result = core.run_session(jobs=jobs, skip_blocked=True)
+            result = core.run_session(jobs=jobs, skip_blocked=True, now=now)
         elif incremental and self._strict_one_level():
             self._strict_in_batches(now)
             return
@@ -502,9 +520,9 @@ class Simulation:
                 for j in core.pending_jobs()
                 if self._fewest_tasks(j) <= free or j.queue in self._preempting
             ]
-            result = core.run_session(jobs=jobs)
+            result = core.run_session(jobs=jobs, now=now)
         else:
-            result = core.run_session(skip_blocked=incremental)
+            result = core.run_session(skip_blocked=incremental, now=now)
         self._new.clear()
         self._freed = False
         self._dirty = False
@@ -515,8 +533,22 @@ class Simulation:
     def _apply(self, decisions: Sequence[Decision], now: float) -> None:
         """Start the dispatched jobs; note each strict queue's first pending decision."""
         first = self._first
+        planned = self._planned
         for decision in decisions:
+            if decision.job not in planned:
+                planned[decision.job] = (
+                    now
+                    if isinstance(decision, Dispatched)
+                    else decision.plan.start
+                    if decision.plan is not None
+                    else None
+                )
             if isinstance(decision, Dispatched):
+                if decision.backfilled:
+                    self._backfilled.add(decision.job)
+                    self.stats.backfilled += 1
+                else:
+                    self._backfilled.discard(decision.job)
                 self._start(decision, now)
                 continue
             if decision.preemption is not None:
@@ -629,7 +661,7 @@ class Simulation:
                 if len(batch) == _BATCH:
                     break
             if batch:
-                result = core.run_session(jobs=batch, skip_blocked=True)
+                result = core.run_session(jobs=batch, skip_blocked=True, now=now)
                 self._count(result.stats, session=first)
                 first = False
                 self._apply(result.decisions, now)
@@ -810,6 +842,7 @@ def _pending(job: SimJob) -> PendingJob:
         job.runtime,
         0,  # the core numbers arrivals
         job.tasks is not None,
+        requested_time=job.requested_time,
     )
 
 

@@ -1,0 +1,27 @@
+"""Backfill: which waiting jobs hold a planned start, so that later jobs may start ahead
+of them only where they delay none (docs/backfill.md).
+
+The extension point is :class:`BackfillPolicy`; the builtins are ``none``, ``easy`` and
+``conservative``. Planning itself (the profile over future time, and the views the
+allocator places jobs on) is :mod:`xce.alloc.planner`.
+"""
+
+from xce.backfill.policies import ConservativeBackfill, EasyBackfill, NoBackfill
+from xce.backfill.protocol import BackfillPolicy
+from xce.backfill.registry import (
+    BACKFILL_GROUP,
+    DEFAULT_BACKFILL,
+    BackfillRegistry,
+    default_backfills,
+)
+
+__all__ = [
+    "BACKFILL_GROUP",
+    "DEFAULT_BACKFILL",
+    "BackfillPolicy",
+    "BackfillRegistry",
+    "ConservativeBackfill",
+    "EasyBackfill",
+    "NoBackfill",
+    "default_backfills",
+]

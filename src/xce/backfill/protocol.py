@@ -1,0 +1,46 @@
+"""The extension point of backfill: :class:`BackfillPolicy` (docs/backfill.md)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+__all__ = ["BackfillPolicy"]
+
+
+@runtime_checkable
+class BackfillPolicy(Protocol):
+    """Which pending jobs of a queue hold a planned start, and so what may jump ahead.
+
+    Backfill is orthogonal to the picker: the picker orders a queue's jobs; the policy
+    says which of those that cannot start now are *planned* — placed at their earliest
+    start in the session's profile (:class:`~xce.alloc.planner.Planner`), where they hold
+    their resources so that no later job of the session may delay them. Every job that
+    starts now must leave every planned job its placement (it may use what a planned job
+    needs only if it ends, by its estimate, before that job starts).
+
+    Contract:
+
+    - ``name``: unique; what ``--backfill`` and a queue's ``backfill:`` name.
+    - ``plans``: False when the policy never plans a job. Sessions then run exactly as
+      without backfill (byte-identical), and ``plans_job`` is never called.
+    - ``plans_job(considered)``: called, in the session's pick order, for each job of a
+      queue under this policy that cannot start now for lack of resources (not one
+      pending on a limit, never runnable, invalid or waiting for its own reservation);
+      ``considered`` counts the jobs of that queue it was called for before, in this
+      session. True: plan this job. Must depend on nothing else (sessions are
+      deterministic).
+    - ``replaces_queue_blocking``: True when the plan, not the picker, decides what may
+      pass a job that waits: a strict picker's blocking (``QUEUE_BLOCKED``) is then not
+      applied to the queue's jobs.
+    - ``monotone_in_session``: True only if a job that pended pends again in a later
+      session with nothing freed in between (what lets the simulator skip it). A policy
+      that plans cannot promise it: plans move as time passes (a job past its estimate
+      is assumed to end "now").
+    """
+
+    name: str
+    plans: bool
+    replaces_queue_blocking: bool
+    monotone_in_session: bool
+
+    def plans_job(self, considered: int) -> bool: ...
