@@ -10,13 +10,13 @@ spec's prepare-allocation fan-out — so each hook must guard on the primaries i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from xce.alloc.context import AllocContext
 from xce.alloc.plans import CombinatorialPlanIterator, PlanIterator, TrivialPlanIterator
 from xce.alloc.request import PreparedPrimary
 from xce.cluster.catalog import SLOTS
+from xce.entry import advertised
 from xce.errors import RegistryError
 
 __all__ = [
@@ -149,7 +149,7 @@ def default_registry(
     primary."""
     registry = AllocatorRegistry(extra)
     if plugins:
-        for ep in entry_points(group=ALLOCATOR_GROUP):
+        for ep in advertised(ALLOCATOR_GROUP):
             factory: Callable[[], AllocatorPlugin] = ep.load()
             registry.register(factory())
     registry.register(SeqJobAllocator())

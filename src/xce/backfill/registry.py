@@ -4,10 +4,10 @@ entry-point group ``xce.backfill``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 
 from xce.backfill.policies import ConservativeBackfill, EasyBackfill, NoBackfill
 from xce.backfill.protocol import BackfillPolicy
+from xce.entry import advertised
 from xce.errors import InputError, RegistryError
 
 __all__ = ["BACKFILL_GROUP", "DEFAULT_BACKFILL", "BackfillRegistry", "default_backfills"]
@@ -45,7 +45,7 @@ class BackfillRegistry:
 
     def load_entry_points(self, group: str = BACKFILL_GROUP) -> None:
         """Register every policy that installed packages advertise in ``group``."""
-        for ep in entry_points(group=group):
+        for ep in advertised(group):
             factory: Callable[[], BackfillPolicy] = ep.load()
             self.register(factory())
 

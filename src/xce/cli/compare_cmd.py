@@ -36,7 +36,8 @@ def compare(
             "--policy",
             metavar="POLICY",
             help="PICKER[+MODIFIER...]: fcfs, strict, fairshare or a plugin's picker; "
-            "modifiers: a preemptor's name, nopreempt. Give it once per policy.",
+            "modifiers: a preemptor's name, nopreempt, a backfill policy (none, easy, "
+            "conservative). Give it once per policy.",
         ),
     ],
     cluster: Annotated[Path | None, ro.CLUSTER] = None,
@@ -108,7 +109,13 @@ def comparison_json(workload: str, results: list[Compared]) -> dict[str, Any]:
 
 
 def _policy_json(p: Policy) -> dict[str, Any]:
-    return {"policy": p.text, "picker": p.picker, "preemptor": p.preemptor, "preempt": p.preempt}
+    return {
+        "policy": p.text,
+        "picker": p.picker,
+        "preemptor": p.preemptor,
+        "preempt": p.preempt,
+        "backfill": p.backfill,
+    }
 
 
 def _table(results: list[Compared], workload: str, console: Any) -> None:

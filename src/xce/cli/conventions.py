@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from xce.core import PickerRegistry
     from xce.preempt import Preemptor
 
-__all__ = ["CONTEXT", "XceCommand", "XceGroup", "check_picker", "guarded", "version"]
+__all__ = [
+    "CONTEXT",
+    "XceCommand",
+    "XceGroup",
+    "check_backfill",
+    "check_picker",
+    "guarded",
+    "version",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -111,6 +119,32 @@ PREEMPTOR_OPTION = typer.Option(
     "plugin's).",
 )
 """``--preemptor NAME`` (xce schedule and xce simulate); checked by :func:`check_preemptor`."""
+
+
+BACKFILL_OPTION = typer.Option(
+    "--backfill",
+    metavar="POLICY",
+    help="Backfill policy of queues that name none: none (default), easy or conservative "
+    "(or a plugin's). none with --picker strict is Slurm's sched/builtin and the "
+    "literature's FCFS; easy is EASY backfill (LSF slot reservation with backfill); "
+    "conservative plans every waiting job, as Slurm's sched/backfill.",
+)
+"""``--backfill POLICY`` (xce schedule, simulate); checked by :func:`check_backfill`."""
+
+
+def check_backfill(name: str | None) -> None:
+    """``--backfill``, checked before any input is read (the option's fault)."""
+    from xce.backfill import default_backfills
+    from xce.cli.outputs import plain
+
+    if name is None:
+        return
+    registry = default_backfills()
+    if name not in registry.names():
+        known = ", ".join(registry.names())
+        raise InputError(
+            f"--backfill: unknown backfill policy {plain(repr(name))} (known: {known})"
+        )
 
 
 PLOT_FORMAT_OPTION = typer.Option(

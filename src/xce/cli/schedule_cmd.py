@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from xce.cli.conventions import PREEMPTOR_OPTION, check_picker, check_preemptor
+from xce.cli.conventions import (
+    BACKFILL_OPTION,
+    PREEMPTOR_OPTION,
+    check_backfill,
+    check_picker,
+    check_preemptor,
+)
 from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
@@ -37,8 +43,11 @@ if TYPE_CHECKING:  # the library and rich load when the command runs (start-up t
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
 
-def _dispatched(d: Dispatched, state: ClusterState) -> dict[str, Any]:
-    return {"job": d.job, **_allocation(d.allocation, state)}
+def _dispatched(d: Dispatched, state: ClusterState, planning: bool = False) -> dict[str, Any]:
+    entry = {"job": d.job, **_allocation(d.allocation, state)}
+    if planning:
+        entry["backfilled"] = d.backfilled
+    return entry
 
 
 def _allocation(a: JobAllocation, state: ClusterState) -> dict[str, Any]:
@@ -61,7 +70,7 @@ def _summed(amounts: tuple[tuple[str, float], ...]) -> dict[str, float]:
     return out
 
 
-def _pending(p: Pending, state: ClusterState) -> dict[str, Any]:
+def _pending(p: Pending, state: ClusterState, planning: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "job": p.job,
         "reason": p.info.reason.value,
@@ -77,7 +86,17 @@ def _pending(p: Pending, state: ClusterState) -> dict[str, Any]:
     if p.preemption is not None:  # PREEMPTING: its victims and where it will start
         entry["preempts"] = list(p.preemption.victims)
         entry["promise"] = _allocation(p.preemption.promise, state)
+    if planning:  # backfill or reservations: when and where it is planned to start
+        plan = p.plan
+        entry["planned_start"] = plan.start if plan is not None else None
+        entry["planned_end"] = _seconds(plan.end) if plan is not None else None
+        entry["planned"] = _allocation(plan.allocation, state) if plan is not None else None
     return entry
+
+
+def _seconds(t: float) -> float | None:
+    """A time for JSON: None for "never" (no estimate)."""
+    return None if t == float("inf") else t
 
 
 def _preempted(result: SessionResult, state: ClusterState) -> list[dict[str, Any]]:
@@ -98,9 +117,10 @@ def decisions_json(
     The session's wall time is the one thing that is not; it comes only with ``timing``,
     as a key of its own (``"timing": {"elapsed_s": ...}``)."""
     s = result.stats
+    planning = s.now is not None
     info: dict[str, Any] = {
-        "dispatched": [_dispatched(d, state) for d in result.dispatched],
-        "pending": [_pending(p, state) for p in result.pending],
+        "dispatched": [_dispatched(d, state, planning) for d in result.dispatched],
+        "pending": [_pending(p, state, planning) for p in result.pending],
         "stats": {
             "jobs": s.jobs,
             "dispatched": s.dispatched,
@@ -118,6 +138,10 @@ def decisions_json(
     if any(q.preempts for q in state.queues.values()):  # else the JSON of before
         info["preempted"] = _preempted(result, state)
         info["stats"]["preemptions"] = s.preemptions
+    if planning:  # else the JSON of before (backfill none, no reservation)
+        info["now"] = s.now
+        info["stats"]["planned"] = s.planned
+        info["stats"]["backfilled"] = s.backfilled
     if timing:
         info["timing"] = {"elapsed_s": round(s.elapsed_s, 6)}
     return info
@@ -193,11 +217,15 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             for k, v in a["resources"].items():
                 res[k] = res.get(k, 0.0) + v
         alt = "" if d["alternative"] is None else f" (alt {d['alternative']})"
+        alt += " (backfilled)" if d.get("backfilled") else ""
         table.add_row(escape(d["job"]) + alt, hosts, _amounts_text(res), _amounts_text(d["shared"]))
     console.print(table)
     table = Table(title=f"Pending ({len(info['pending'])})", title_justify="left")
+    planning = "now" in info
     for col in ("job", "reason", "why"):
         table.add_column(col)
+    if planning:
+        table.add_column("expected start")
     if explain:
         table.add_column("hosts by reason")
     for p in info["pending"]:
@@ -206,6 +234,8 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             p["reason"] + (" (cached)" if p["cached"] else ""),
             escape(p["message"]),
         ]
+        if planning:
+            row.append(_expected(p, info["now"]))
         if explain:
             row.append(_breakdown(p))
         table.add_row(*row)
@@ -229,6 +259,17 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
         f"cache {s['cache_hits']} hits / {s['cache_misses']} misses"
         + (f"; {elapsed * 1000:.1f} ms" if elapsed is not None else "")
     )
+
+
+def _expected(p: dict[str, Any], now: float) -> str:
+    """The expected start, as ``squeue --start`` shows it: the planned time and how far
+    off it is, on which hosts; ``-`` when nothing is planned."""
+    start = p.get("planned_start")
+    if start is None:
+        return "-"
+    hosts = [a["host"] for a in p["planned"]["allocation"]]
+    shown = ", ".join(escape(h) for h in hosts[:3]) + (", …" if len(hosts) > 3 else "")
+    return f"{start:g} (in {start - now:g} s) on {shown}"
 
 
 # -- one job: --job ID --------------------------------------------------------------------
@@ -317,6 +358,7 @@ def explain_job(
     decisions: Sequence[Decision],
     state: ClusterState,
     source: str,
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The ``--job`` JSON: identity, requirement, decision, host breakdown, limits.
 
@@ -343,13 +385,15 @@ def explain_job(
         pick, decision = next((i, d) for i, d in enumerate(decisions, 1) if d.job == job.id)
     out["pick"] = pick
     out["picks"] = len(decisions)
+    if now is not None:
+        out["now"] = now
     if isinstance(decision, Dispatched):
         out["status"] = "dispatched"
-        out["decision"] = _dispatched(decision, state)
+        out["decision"] = _dispatched(decision, state, now is not None)
         out["limits"] = []
     else:
         out["status"] = "pending"
-        out["decision"] = _pending(decision, state)
+        out["decision"] = _pending(decision, state, now is not None)
         cause = decision.info.cause  # NEVER_RUNNABLE: what fails even on the empty cluster
         out["cause"] = cause.value if cause is not None else None
         by_name = {lim.name: lim for lim in state.limits}
@@ -414,6 +458,8 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     cause = f", cause {info['cause']}" if info.get("cause") else ""
     console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cause}{cached})")
     console.print(f"[bold]why[/]          {e(d['message'])}")
+    if "now" in info:
+        console.print(f"[bold]expected[/]     {_expected(d, info['now'])}")
     if "error" in info and info["error"]["text"] is not None and info["error"]["column"]:
         err = info["error"]
         console.print(f"  {e(err['text'])}\n  {' ' * (err['column'] - 1)}^", highlight=False)
@@ -491,6 +537,16 @@ def schedule(
         ),
     ] = None,
     preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,
+    backfill: Annotated[str | None, BACKFILL_OPTION] = None,
+    now: Annotated[
+        float | None,
+        typer.Option(
+            "--now",
+            metavar="SECONDS",
+            help="The session's time, which planning counts from (default: the state's "
+            "now, else its latest start or submit time).",
+        ),
+    ] = None,
     threads: Annotated[
         bool, typer.Option("--threads", help="Picker and allocator in two threads.")
     ] = False,
@@ -525,6 +581,8 @@ def schedule(
     target = _snapshot_target(snapshot, state_file, force)
     pickers = check_picker(picker)
     chosen = check_preemptor(preemptor)
+    check_backfill(backfill)
+    _check_now(now)
     invalid: tuple[InvalidJob, ...] = ()
     if lenient:
         state, invalid = load_state(state_file, lenient=True)
@@ -532,14 +590,14 @@ def schedule(
         state = load_state(state_file)
     source = str(state_file)
     wanted = find_job(job, state, invalid, source) if job is not None else None
-    core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen)
-    session = core.run_session(threads=threads)
+    core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
+    session = core.run_session(threads=threads, now=now)
     result = with_invalid(session, invalid)
     if target is not None:
         _write_snapshot(core, result, invalid, target, force)
     console = Console(highlight=False)
     if wanted is not None:
-        detail = explain_job(wanted, session.decisions, state, source)
+        detail = explain_job(wanted, session.decisions, state, source, session.stats.now)
         if as_json:
             typer.echo(json.dumps(detail, indent=2))
         else:
@@ -550,6 +608,13 @@ def schedule(
         typer.echo(json.dumps(info, indent=2))
     else:
         _render(info, explain, console)
+
+
+def _check_now(now: float | None) -> None:
+    import math
+
+    if now is not None and not math.isfinite(now):
+        raise InputError(f"--now: the session time must be a finite number of seconds, not {now}")
 
 
 def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Path | None:

@@ -19,8 +19,10 @@ import typer
 
 from xce.cli import replay_options as ro
 from xce.cli.conventions import (
+    BACKFILL_OPTION,
     PLOT_FORMAT_OPTION,
     PREEMPTOR_OPTION,
+    check_backfill,
     check_picker,
     check_plot_format,
     check_preemptor,
@@ -264,6 +266,18 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
             if data["preemptions"]
             else []
         ),
+        *(
+            [
+                ("jobs started by backfill", fmt(data["backfilled"])),
+                (
+                    "planned start error, mean / p95",
+                    " / ".join(fmt(data["prediction_error_s"][k], " s") for k in ("mean", "p95"))
+                    + f" ({data['prediction_error_s']['jobs']:,} jobs planned ahead)",
+                ),
+            ]
+            if data["prediction_error_s"]["jobs"] or data["backfilled"]
+            else []
+        ),
         ("throughput", fmt(data["throughput_jobs_per_hour"], " jobs/h")),
     ]
     s = data["scheduler"]
@@ -311,6 +325,7 @@ def simulate(
         ),
     ] = None,
     preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,
+    backfill: Annotated[str | None, BACKFILL_OPTION] = None,
     single_queue: Annotated[
         bool, typer.Option("--single-queue", help="Put every job in one queue.")
     ] = False,
@@ -346,6 +361,7 @@ def simulate(
 
     check_picker(picker)
     check_preemptor(preemptor)
+    check_backfill(backfill)
     replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
     replay.check(interval)
     if preempt_mode != "requeue":
@@ -361,11 +377,15 @@ def simulate(
         interval=interval,
         enforce_walltime=enforce_walltime,
         preemptor=preemptor,
+        backfill=backfill,
     )
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])
     data = metrics(result, trace)
     policy = picker or state.default_picker or "fcfs"
+    bf = backfill or state.default_backfill
+    if bf and bf != "none":
+        policy += f"+{bf}"
     written = (
         _write(out_dir, result, data, workload, policy, plot_format, force)
         if out_dir is not None

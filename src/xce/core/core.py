@@ -20,6 +20,7 @@ from xce.alloc import (
     ClaimRun,
     JobAllocation,
 )
+from xce.backfill import BackfillPolicy, BackfillRegistry
 from xce.cluster import (
     SLOTS,
     ClusterState,
@@ -48,7 +49,6 @@ from xce.core.events import (
     QueuesChanged,
     SharedChanged,
 )
-from xce.backfill import BackfillPolicy, BackfillRegistry
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError

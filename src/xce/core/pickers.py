@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from xce.alloc import Decision, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, Limit, PendingJob, Queue
+from xce.entry import advertised
 from xce.errors import InputError, RegistryError
 
 __all__ = [
@@ -391,7 +391,7 @@ class PickerRegistry:
 
     def load_entry_points(self, group: str = PICKER_GROUP) -> None:
         """Register every picker that installed packages advertise in ``group``."""
-        for ep in entry_points(group=group):
+        for ep in advertised(group):
             factory: PickerFactory = ep.load()
             self.register(factory())
 

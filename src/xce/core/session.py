@@ -175,6 +175,7 @@ class SessionStats:
     iterators: int = 0
     elapsed_s: float = 0.0
     threads: int = 1
+    now: float | None = None  # the session's time, when it planned over future time
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +346,7 @@ class Session:
         self._considered.clear()
         self._planned = self._backfilled = 0
         self._planner = None
+        when: float | None = None
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
             self._planner = Planner(alloc, when)
@@ -354,7 +356,10 @@ class Session:
             decisions = self._threaded(picks) if threads else self._synchronous(picks)
         finally:
             self._planner = None
-        return SessionResult(decisions, self._stats(decisions, start, 2 if threads else 1))
+        stats = self._stats(decisions, start, 2 if threads else 1)
+        if when is not None:
+            stats = replace(stats, now=when)
+        return SessionResult(decisions, stats)
 
     def _synchronous(self, picks: PickSequence) -> tuple[Decision, ...]:
         out: list[Decision] = []

@@ -155,6 +155,8 @@ def _queue(q: Queue) -> dict[str, Any]:
         item["default_runtime"] = _number(q.default_runtime)
     if q.max_runtime is not None:
         item["max_runtime"] = _number(q.max_runtime)
+    if q.backfill:
+        item["backfill"] = q.backfill
     return item
 
 
@@ -192,6 +194,10 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         data["reservations"] = _reservations(state)
     if state.default_picker:
         data["picker"] = state.default_picker
+    if state.default_backfill:
+        data["backfill"] = state.default_backfill
+    if state.now is not None:
+        data["now"] = _number(state.now)
     return data
 
 

@@ -4,8 +4,8 @@ packages advertise in the entry-point group ``xce.preemptors``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 
+from xce.entry import advertised
 from xce.errors import InputError, RegistryError
 from xce.preempt.lowest import LowestPriorityFirst
 from xce.preempt.protocol import Preemptor
@@ -45,7 +45,7 @@ class PreemptorRegistry:
 
     def load_entry_points(self, group: str = PREEMPTOR_GROUP) -> None:
         """Register every preemptor that installed packages advertise in ``group``."""
-        for ep in entry_points(group=group):
+        for ep in advertised(group):
             factory: Callable[[], Preemptor] = ep.load()
             self.register(factory())
 

@@ -5,10 +5,12 @@ A policy is written ``PICKER[+MODIFIER...]``: a job picker by name (``fcfs``,
 
 - a preemptor's name (``lowest_priority_first`` or a plugin's): the victim-set iterator
   of the queues that list ``preempts``;
-- ``nopreempt``: the queues' ``preempts`` are ignored (no preemption at all).
+- ``nopreempt``: the queues' ``preempts`` are ignored (no preemption at all);
+- a backfill policy's name (``none``, ``easy``, ``conservative`` or a plugin's): the
+  backfill policy of the queues that name none (``fcfs+easy``).
 
 Each policy is one replay of the same jobs on the same cluster, run exactly as
-``xce simulate --picker PICKER`` runs it.
+``xce simulate --picker PICKER [--backfill POLICY]`` runs it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from xce.backfill import BackfillRegistry, default_backfills
 from xce.cluster import ClusterState
 from xce.core.pickers import PickerRegistry
 from xce.errors import InputError
@@ -40,6 +43,7 @@ class Policy:
     picker: str
     preemptor: str | None = None
     preempt: bool = True
+    backfill: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,32 +63,42 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("utilization", "utilis-\nation"),
     ("makespan_s", "make-\nspan"),
     ("preemptions", "pre-\nempted"),
+    ("backfilled", "back-\nfilled"),
 )
 """(metrics.json key, column heading) of the comparison table."""
 
 
-def parse_policy(text: str, pickers: PickerRegistry, preemptors: PreemptorRegistry) -> Policy:
+def parse_policy(
+    text: str,
+    pickers: PickerRegistry,
+    preemptors: PreemptorRegistry,
+    backfills: BackfillRegistry | None = None,
+) -> Policy:
     """``PICKER[+MODIFIER...]`` (module docstring); anything unknown is an InputError
     naming ``--policy`` and what is known."""
+    backfills = backfills if backfills is not None else default_backfills()
     head, *mods = text.split("+")
     if head not in pickers.names():
         known = ", ".join(sorted(pickers.names()))
         raise InputError(f"--policy {text!r}: unknown picker {head!r} (known: {known})")
     preemptor: str | None = None
+    backfill: str | None = None
     preempt = True
     for mod in mods:
         if mod == NOPREEMPT:
             preempt = False
         elif mod in preemptors.names() and preemptor is None:
             preemptor = mod
+        elif mod in backfills.names() and backfill is None:
+            backfill = mod
         else:
-            known = ", ".join([NOPREEMPT, *sorted(preemptors.names())])
+            known = ", ".join([NOPREEMPT, *sorted(preemptors.names()), *backfills.names()])
             raise InputError(
                 f"--policy {text!r}: unknown or repeated modifier {mod!r} (known: {known})"
             )
     if not preempt and preemptor is not None:
         raise InputError(f"--policy {text!r}: {NOPREEMPT} and a preemptor contradict")
-    return Policy(text, head, preemptor, preempt)
+    return Policy(text, head, preemptor, preempt, backfill)
 
 
 def compare(
@@ -98,7 +112,9 @@ def compare(
     out = []
     for policy in policies:
         state = cluster if policy.preempt else _without_preemption(cluster)
-        run = replace(options, picker=policy.picker, preemptor=policy.preemptor)
+        run = replace(
+            options, picker=policy.picker, preemptor=policy.preemptor, backfill=policy.backfill
+        )
         result = Simulation(state, jobs, run).run()
         verify(result, jobs)
         out.append(Compared(policy, result, metrics(result, trace)))

@@ -203,7 +203,8 @@ class Simulation:
         self._cut: dict[str, float] = {}  # initial running work preempted -> when
         self._preempted: dict[str, tuple[int, float]] = {}  # job -> (times, lost slot-s)
         self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
-        self._planned: dict[str, float | None] = {}  # job -> planned start, first session
+        # job -> (planned start, planned ahead) from the first session that decided it
+        self._planned: dict[str, tuple[float | None, bool]] = {}
         self._backfilled: set[str] = set()  # jobs whose (last) start was a backfill
         # jobs running now: (job, start, hosts, host slots, slots, alternative, killed, step)
         self._started: dict[
@@ -470,7 +471,7 @@ class Simulation:
                 times,
                 lost,
                 job_id in self._backfilled,
-                self._planned.get(job_id),
+                *self._planned.get(job_id, (None, False)),
             )
             self._ended += 1
             self._steps += 1
@@ -536,13 +537,12 @@ class Simulation:
         planned = self._planned
         for decision in decisions:
             if decision.job not in planned:
-                planned[decision.job] = (
-                    now
-                    if isinstance(decision, Dispatched)
-                    else decision.plan.start
-                    if decision.plan is not None
-                    else None
-                )
+                if isinstance(decision, Dispatched):
+                    planned[decision.job] = (now, False)
+                elif decision.plan is not None:
+                    planned[decision.job] = (decision.plan.start, True)
+                else:
+                    planned[decision.job] = (None, False)
             if isinstance(decision, Dispatched):
                 if decision.backfilled:
                     self._backfilled.add(decision.job)

@@ -52,6 +52,8 @@ JOBS_CSV_COLUMNS = (
     "killed",
     "unrunnable",
     "preempted",
+    "backfilled",
+    "planned_start",
 )
 
 
@@ -156,6 +158,8 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
         "total_slots": result.total_slots,
         "preemptions": s.preemptions,
         "lost_work_slot_s": s.lost_slot_seconds,
+        "backfilled": s.backfilled,
+        "prediction_error_s": prediction_error(ran),
         "by_queue": _group(records, "queue"),
         "by_user": _group(records, "user"),
         "scheduler": {
@@ -173,6 +177,28 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
             "skipped": dict(sorted(trace.skipped.items())),
         }
     return out
+
+
+def prediction_error(ran: Sequence[JobRecord]) -> dict[str, float | int | None]:
+    """How far each job's planned start (from the first session that decided it) was
+    from its actual start: mean and p95 of ``|planned - actual|`` over the jobs that had
+    one (a job started at once counts, with error 0). With backfill off no job is
+    planned ahead, so only jobs that started at once count."""
+    errors = [
+        abs(r.start - r.planned_start)
+        for r in ran
+        if r.planned_start is not None and r.start is not None
+    ]
+    planned_ahead = sum(
+        1 for r in ran if r.planned_start is not None and r.planned_start > r.job.submit
+    )
+    st = _stats(errors)
+    return {
+        "jobs": len(errors),
+        "planned_ahead": planned_ahead,
+        "mean": st["mean"],
+        "p95": st["p95"],
+    }
 
 
 def _cell(value: float | None) -> str:
@@ -205,6 +231,8 @@ def write_jobs_csv(records: Sequence[JobRecord], path: Path) -> None:
                     int(r.killed),
                     r.unrunnable or "",
                     r.preempted,
+                    int(r.backfilled),
+                    _cell(r.planned_start),
                 ]
             )
 

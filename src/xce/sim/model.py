@@ -65,6 +65,7 @@ class JobRecord:
     # its planned start in the first session that decided it (backfill): that session's
     # time if it started there, its plan's start if it was planned, else None
     planned_start: float | None = None
+    planned_ahead: bool = False  # that session planned it (it did not start there)
 
     @property
     def wait(self) -> float | None:
