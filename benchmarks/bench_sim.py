@@ -18,10 +18,16 @@ RUNNER = Path(__file__).with_name("run_xce_sim.py")
 
 
 def run_xce(
-    workload: Path, nodes: int, jobs: int | None = None, picker: str = "strict"
+    workload: Path,
+    nodes: int,
+    jobs: int | None = None,
+    picker: str = "strict",
+    backfill: str | None = None,
 ) -> dict[str, Any]:
     cmd = [sys.executable, str(RUNNER), "--workload", str(workload), "--nodes", str(nodes)]
     cmd += ["--picker", picker]
+    if backfill is not None:
+        cmd += ["--backfill", backfill]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=True)

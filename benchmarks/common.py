@@ -15,9 +15,12 @@ class Result:
     value: float
     unit: str
     target: float | None = None  # higher is better when set
+    at_most: float | None = None  # lower is better when set (a time budget)
 
     @property
     def verdict(self) -> str:
+        if self.at_most is not None:
+            return "ok" if self.value <= self.at_most else "OVER BUDGET"
         if self.target is None:
             return ""
         return "ok" if self.value >= self.target else "BELOW TARGET"

@@ -30,11 +30,13 @@ def main() -> int:
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--jobs", type=int)
     parser.add_argument("--picker", default="strict")
+    parser.add_argument("--backfill", default=None)
     args = parser.parse_args()
     start = time.perf_counter()
     trace = read_swf(args.workload, limit=args.jobs)
     cluster = uniform_cluster(args.nodes, args.cores)
-    sim = Simulation(cluster, trace.jobs, SimOptions(picker=args.picker, single_queue=True))
+    options = SimOptions(picker=args.picker, single_queue=True, backfill=args.backfill)
+    sim = Simulation(cluster, trace.jobs, options)
     began = time.perf_counter()
     result = sim.run()
     wall = time.perf_counter() - began
@@ -53,6 +55,8 @@ def main() -> int:
                 "median_wait_s": data["median_wait_s"],
                 "mean_bsld": data["mean_bsld"],
                 "makespan_s": data["makespan_s"],
+                "backfilled": data["backfilled"],
+                "prediction_error_s": data["prediction_error_s"],
             }
         )
     )

@@ -231,13 +231,19 @@ class Allocator:
         limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
         return self.on_view(self.books.released(back), limits)
 
-    def on_view(self, books: SessionBooks, limits: LimitBooks) -> Allocator:
+    def on_view(
+        self, books: SessionBooks, limits: LimitBooks, *, explain: bool | None = None
+    ) -> Allocator:
         """An allocator like this one on other books of the same cluster (an
         availability view, design §3a), for :meth:`try_place`: its own unsatisfiable
-        cache, off, and its own failure memo; the session's books are not touched."""
+        cache, off, and its own failure memo; the session's books are not touched.
+        ``explain=False``: no per-host breakdown of a failure (a caller that only asks
+        whether the job fits)."""
         view = object.__new__(Allocator)
         view.__dict__.update(self.__dict__)
-        view.options = replace(self.options, cache=False)
+        view.options = replace(
+            self.options, cache=False, explain=self.options.explain if explain is None else explain
+        )
         view.books = books
         view.limits = limits
         view.cache = UnsatCache()

@@ -57,6 +57,9 @@ __all__ = ["Planner"]
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
 _ONE = np.zeros(1, dtype=np.intp)  # the shared profile's one "host"
+_FIRST_CANDIDATES = 16  # candidate starts screened at once (doubling up to the next)
+_MAX_CANDIDATES = 1024
+_RISES_KEPT = 8  # instants whose hosts' latest rises are kept up to date
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +85,17 @@ class Planner:
         self.profile = Profile(now, {n: books.units(n) for n in self._names})
         shared = {n: np.array([books.shared_units(n)]) for n in state.shared_total}
         self.shared = Profile(now, shared)
+        self._ok = books.ok
+        # all ok hosts' slots together over time: instants (sorted) and the total from each
+        self._slot_times = np.array([now])
+        self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
+        self._steps: _Steps | None = None
+        self._rises: dict[float, FloatArray] = {}  # instant -> each host's latest rise
         self._running_ends(allocator)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
         self._planned_from = math.inf  # earliest start of a planned (not started) hold
-        self.planned: list[_Held] = []
+        self._first: _Held | None = None  # the planned job of that start
+        self.planned = 0
 
     def _running_ends(self, allocator: Allocator) -> None:
         """Every running job gives its holdings back at its estimated end."""
@@ -100,6 +110,7 @@ class Planner:
                 continue  # no estimate: it holds its resources for planning purposes
             hosts, amounts, shared = allocator.footprint_of(job).columns()
             self.profile.release_columns(end, hosts, amounts)
+            self._tally(max(end, now), hosts, amounts[SLOTS])
             for name, units in shared:
                 self.shared.release_columns(end, _ONE, {name: np.array([units])})
 
@@ -118,14 +129,29 @@ class Planner:
             return Pending(job.id, own)
         if own is None and not self._blocking(job, now, end) and self._planned_from >= end:
             return alloc.decide(request)  # the view is the books: decided as ever
-        view = self._view(job, now, end, starting=True, prefer=False)
-        decision = alloc.on_view(view, alloc.limits).try_place(request)
+        fits_now: Decision | None = None
+        if own is None and _monotone(request):
+            # A job that does not fit the books fits no view of them (a view has less),
+            # unless a select can turn true as availability falls: then it is tried.
+            fits_now = alloc.on_view(alloc.books, alloc.limits, explain=False).try_place(request)
+            if not isinstance(fits_now, Dispatched):
+                return alloc.decide(request)  # the reason, as ever
+        if own is None and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(
+            request
+        ):
+            decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
+        else:
+            view = self._view(job, now, end, starting=True, prefer=False)
+            assert view is not None
+            decision = alloc.on_view(view, alloc.limits).try_place(request)
         if isinstance(decision, Dispatched):
             alloc.charge(request, decision.allocation)
             return decision
         if own is not None:
             return decision  # its reservation's hosts are all it may use
-        if isinstance(alloc.try_place(request), Dispatched):
+        if fits_now is None:
+            fits_now = alloc.try_place(request)
+        if isinstance(fits_now, Dispatched):
             return Pending(job.id, PendInfo(PendReason.RESERVED, self._why_reserved(job, end)))
         return alloc.decide(request)  # it does not fit now: the reason, as ever
 
@@ -136,33 +162,47 @@ class Planner:
     # --- planning --------------------------------------------------------------------
     def plan(self, job: PendingJob, request: JobRequest, duration: float) -> PlannedStart | None:
         """The job's earliest start and placement in the profile (None: no instant has
-        room for it, or it runs only in a reservation that cannot take it)."""
+        room for it, or it runs only in a reservation that cannot take it).
+
+        Candidates whose run would see, at some instant, fewer slots on all ok hosts
+        together than the job has tasks are passed over without a try (exact: no
+        placement can use more slots than there are)."""
         alloc = self.allocator
-        fewest = min(sum(p.tasks for p in alt) for alt in request.requirement.alternatives)
-        times, totals = self._slot_totals()
-        for start in self._candidates(job, duration).tolist():
-            end = start + duration
-            if self._own_window(job, start, end) is not None:
-                continue
-            if _lowest(times, totals, start, end) < fewest:
-                continue  # fewer slots in all than it has tasks, at some point of its run
-            view = self._view(job, start, end, starting=False, prefer=True)
-            decision = alloc.on_view(view, alloc.limits).try_place(request)
-            if isinstance(decision, Dispatched):
-                return PlannedStart(start, end, decision.allocation)
+        fewest = _fewest(request)
+        times = self._candidates(job, duration)
+        steps = self._slot_totals()
+        lo, chunk = 0, _FIRST_CANDIDATES
+        while lo < len(times):  # most jobs place on an early candidate
+            some = times[lo : lo + chunk]
+            lo, chunk = lo + chunk, min(2 * chunk, _MAX_CANDIDATES)
+            for start in some[steps.lowest(some, duration) >= fewest].tolist():
+                end = start + duration
+                if self._own_window(job, start, end) is not None:
+                    continue
+                view = self._view(job, start, end, starting=False, prefer=True, fewest=fewest)
+                if view is None:
+                    continue
+                decision = alloc.on_view(view, alloc.limits, explain=False).try_place(request)
+                if isinstance(decision, Dispatched):
+                    return PlannedStart(start, end, decision.allocation)
         return None
 
     def hold(self, job: str, plan: PlannedStart) -> None:
         """Keep ``plan``'s placement out of every later job's reach over its run."""
         self._hold(plan.start, plan.end, plan.allocation)
-        self._planned_from = min(self._planned_from, plan.start)
-        self.planned.append(_Held(job, plan.start))
+        if plan.start < self._planned_from:
+            self._planned_from = plan.start
+            self._first = _Held(job, plan.start)
+        self.planned += 1
 
     def _hold(self, start: float, end: float, allocation: JobAllocation) -> None:
         if not end > start:
             return  # a job of no duration holds nothing over time
         hosts, amounts = _units(allocation, self.allocator.books.scales)
         self.profile.hold_columns(start, end, hosts, amounts)
+        self._tally(max(start, self.now), hosts, -amounts[SLOTS])
+        if math.isfinite(end):
+            self._tally(end, hosts, amounts[SLOTS])
         scales = self.allocator.books.scales
         for name, amount in allocation.shared:
             units = np.array([to_units(amount, scales[name])])
@@ -180,28 +220,53 @@ class Planner:
             times = times[(times >= own.start) & (times + duration <= own.end)]
         return times
 
-    def _slot_totals(self) -> tuple[FloatArray, FloatArray]:
-        """The profile's slots over every ok host, as a step function: the total from
-        ``times[i]`` until the next instant."""
-        ok = self.allocator.books.ok
-        now_total = float(np.nansum(self.profile.at(self.now)[SLOTS][ok]))
-        times, hosts, deltas = self.profile.events(SLOTS)
-        keep = ok[hosts] & (times > self.now)
-        t, d = times[keep], deltas[keep]
-        if not len(t):
-            return np.array([self.now]), np.array([now_total])
-        at, first = np.unique(t, return_index=True)
-        steps = np.add.reduceat(d, first)
-        return np.concatenate(([self.now], at)), now_total + np.concatenate(
-            ([0.0], np.cumsum(steps))
-        )
+    def _tally(self, at: float, hosts: IndexArray, slots: FloatArray) -> None:
+        """Record a change, from ``at`` on, of the slots of all ok hosts together, and
+        of each host's latest rise (see _slot_totals, _preference)."""
+        change = float(np.sum(slots[self._ok[hosts]]))
+        if change:
+            times = self._slot_times
+            i = int(np.searchsorted(times, at, side="left"))
+            if i == len(times) or times[i] != at:
+                self._slot_times = np.insert(times, i, at)
+                self._slot_values = np.insert(self._slot_values, i, self._slot_values[i - 1])
+            self._slot_values[i:] += change
+            self._steps = None
+        if change > 0:
+            for when, latest in self._rises.items():
+                if at <= when:
+                    np.maximum.at(latest, hosts, at)
+
+    def _slot_totals(self) -> _Steps:
+        """The profile's slots over every ok host together, as a step function (kept
+        until the next change)."""
+        if self._steps is None:
+            self._steps = _Steps(self._slot_times, self._slot_values)
+        return self._steps
 
     # --- views -----------------------------------------------------------------------
     def _view(
-        self, job: PendingJob, start: float, end: float, *, starting: bool, prefer: bool
-    ) -> SessionBooks:
+        self,
+        job: PendingJob,
+        start: float,
+        end: float,
+        *,
+        starting: bool,
+        prefer: bool,
+        fewest: int = 0,
+    ) -> SessionBooks | None:
+        """The books the job is placed on over ``[start, end)`` (None: fewer slots than
+        ``fewest`` on all ok hosts together, so no placement can fit)."""
         books = self.allocator.books
-        avail = self.profile.window(start, end) if end > start else self.profile.at(start)
+        # a host without a free slot (really free, when starting now; in the profile at
+        # the start) can take no task whatever else the plan says: its lowest point
+        # over the run is not needed
+        wanted = books.units(SLOTS) > 0 if starting else None
+        avail = (
+            self.profile.window(start, end, wanted, positive=SLOTS)
+            if end > start
+            else self.profile.at(start)
+        )
         shared_now = self.shared.window(start, end) if end > start else self.shared.at(start)
         shared = {n: float(v[0]) for n, v in shared_now.items()}
         if starting:  # what is really free now (a job past its estimate still holds)
@@ -210,6 +275,10 @@ class Planner:
         for hosts in self._masked(job, start, end):
             for a in avail.values():
                 a[hosts] = np.minimum(a[hosts], 0.0)
+        if fewest:
+            slots = avail[SLOTS][self._ok]
+            if float(np.sum(slots[slots > 0])) < fewest:
+                return None
         preference = self._preference(start) if prefer else None
         return books.view(avail, shared, preference)
 
@@ -262,11 +331,16 @@ class Planner:
     def _preference(self, start: float) -> FloatArray:
         """Per host: minus the latest instant up to ``start`` at which its slots rise
         (hosts freed latest first; hosts free all along last)."""
-        times, hosts, deltas = self.profile.events(SLOTS)
-        k = int(np.searchsorted(times, start, side="right"))
-        rise = deltas[:k] > 0
-        latest = np.full(self.allocator.state.hosts.n, -np.inf)
-        np.maximum.at(latest, hosts[:k][rise], times[:k][rise])
+        latest = self._rises.get(start)
+        if latest is None:
+            if len(self._rises) >= _RISES_KEPT:
+                del self._rises[next(iter(self._rises))]
+            times, hosts, deltas = self.profile.events(SLOTS)
+            k = int(np.searchsorted(times, start, side="right"))
+            rise = deltas[:k] > 0
+            latest = np.full(self.allocator.state.hosts.n, -np.inf)
+            np.maximum.at(latest, hosts[:k][rise], times[:k][rise])
+            self._rises[start] = latest  # kept up to date by _tally
         return -latest
 
     def _why_reserved(self, job: PendingJob, end: float) -> str:
@@ -277,9 +351,8 @@ class Planner:
                 f"the hosts it fits on now are in advance reservation {r.name} "
                 f"from {r.start:g} to {r.end:g}, which its estimated run would overlap"
             )
-        ahead = [h for h in self.planned if h.start < end]
-        if ahead:
-            first = min(ahead, key=lambda h: h.start)
+        first = self._first
+        if first is not None and first.start < end:
             return (
                 f"what it fits on now is reserved for job {first.job}, planned to start at "
                 f"{first.start:g}, before this job would end (backfill)"
@@ -287,11 +360,49 @@ class Planner:
         return "what it fits on now is reserved for jobs planned to start before it would end"
 
 
-def _lowest(times: FloatArray, totals: FloatArray, start: float, end: float) -> float:
-    """The step function's lowest value over ``[start, end)``."""
-    i = max(int(np.searchsorted(times, start, side="right")) - 1, 0)
-    j = int(np.searchsorted(times, end, side="left")) if math.isfinite(end) else len(times)
-    return float(totals[i : max(j, i + 1)].min())
+class _Steps:
+    """A step function: ``values[i]`` from ``times[i]`` until ``times[i + 1]`` (the last
+    for ever), with range minima in O(1) per query (a sparse table: row k holds the
+    minimum of each run of 2**k values)."""
+
+    def __init__(self, times: FloatArray, values: FloatArray) -> None:
+        self.times = times
+        m = len(values)
+        levels = max(int(m).bit_length(), 1)
+        table = np.full((levels, m), np.inf)
+        table[0] = values
+        width = 1
+        for k in range(1, levels):
+            table[k, : m - 2 * width + 1] = np.minimum(
+                table[k - 1, : m - 2 * width + 1], table[k - 1, width : m - width + 1]
+            )
+            width *= 2
+        self._table = table
+
+    def lowest(self, starts: FloatArray, duration: float) -> FloatArray:
+        """Per start, the function's lowest value over ``[start, start + duration)``."""
+        times = self.times
+        i = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+        if math.isfinite(duration) and duration > 0:
+            j = np.searchsorted(times, starts + duration, side="left")
+            j = np.maximum(j, i + 1)
+        else:
+            j = np.full(len(starts), len(times))
+        level = np.frexp(j - i)[1] - 1  # floor(log2(span)), exact for whole numbers
+        table = self._table
+        low: FloatArray = np.minimum(table[level, i], table[level, j - (1 << level)])
+        return low
+
+
+def _fewest(request: JobRequest) -> int:
+    """The fewest tasks (so slots) any alternative of the job needs."""
+    return min(sum(p.tasks for p in alt) for alt in request.requirement.alternatives)
+
+
+def _monotone(request: JobRequest) -> bool:
+    """Whether the job's placement can only stop succeeding as availability falls (no
+    select of it reads availability in a way that can turn true as it falls)."""
+    return all(p.cacheable for alt in request.requirement.alternatives for p in alt)
 
 
 def _units(

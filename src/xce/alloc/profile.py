@@ -35,38 +35,52 @@ Holding = tuple[int, Mapping[str, float]]
 
 
 class _Events:
-    """One resource's changes: chunks of (time, hosts, deltas), compiled to one
-    time-sorted table on demand."""
+    """One resource's changes as one time-sorted table (time, host, delta). Changes
+    added since the table was last read wait in ``_new`` and are merged in (sorted
+    among themselves, then inserted in one pass) when it is read again, so a session
+    that adds a change per job pays for the new ones, not for the whole table."""
 
-    __slots__ = ("_compiled", "chunks", "count")
+    __slots__ = ("_new", "_table", "count")
 
     def __init__(self) -> None:
-        self.chunks: list[tuple[float, IndexArray, FloatArray]] = []
+        self._new: list[tuple[float, IndexArray, FloatArray]] = []
+        self._table: tuple[FloatArray, IndexArray, FloatArray] = (_NO_TIMES, _NO_HOSTS, _NO_TIMES)
         self.count = 0
-        self._compiled: tuple[FloatArray, IndexArray, FloatArray] | None = None
 
     def add(self, time: float, hosts: IndexArray, deltas: FloatArray) -> None:
-        self.chunks.append((time, hosts, deltas))
+        self._new.append((time, hosts, deltas))
         self.count += len(hosts)
-        self._compiled = None
 
     def arrays(self) -> tuple[FloatArray, IndexArray, FloatArray]:
-        if self._compiled is None:
-            chunks = self.chunks
-            if chunks:
-                times = np.repeat(
-                    np.fromiter((c[0] for c in chunks), dtype=np.float64, count=len(chunks)),
-                    [len(c[1]) for c in chunks],
-                )
-                hosts = np.concatenate([c[1] for c in chunks]).astype(np.intp, copy=False)
-                deltas = np.concatenate([c[2] for c in chunks]).astype(np.float64, copy=False)
-            else:
-                times, hosts, deltas = _NO_TIMES, _NO_HOSTS, _NO_TIMES
-            order = np.argsort(times, kind="stable")
-            self._compiled = (times[order], hosts[order], deltas[order])
-        return self._compiled
+        new = self._new
+        if not new:
+            return self._table
+        if len(new) == 1:
+            time, hosts, deltas = new[0]
+            t = np.full(len(hosts), time)
+            h = np.asarray(hosts, dtype=np.intp)
+            d = np.asarray(deltas, dtype=np.float64)
+        else:
+            t = np.repeat(
+                np.fromiter((c[0] for c in new), dtype=np.float64, count=len(new)),
+                [len(c[1]) for c in new],
+            )
+            order = np.argsort(t, kind="stable")
+            t = t[order]
+            h = np.concatenate([c[1] for c in new]).astype(np.intp, copy=False)[order]
+            d = np.concatenate([c[2] for c in new]).astype(np.float64, copy=False)[order]
+        new.clear()
+        times, hosts, deltas = self._table
+        if not len(times):
+            self._table = (t, h, d)
+            return self._table
+        # new changes go after the old ones of the same instant (stable, as added)
+        at = np.searchsorted(times, t, side="right")
+        self._table = (np.insert(times, at, t), np.insert(hosts, at, h), np.insert(deltas, at, d))
+        return self._table
 
 
+_AT_CACHE = 8  # instants whose availability is kept up to date
 _NO_TIMES = np.zeros(0, dtype=np.float64)
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
 
@@ -86,6 +100,10 @@ class Profile:
         self._now = {name: np.array(a, dtype=np.float64) for name, a in available.items()}
         self._n = len(next(iter(self._now.values()))) if self._now else 0
         self._events = {name: _Events() for name in self._now}
+        self._instants = np.asarray([now], dtype=np.float64)  # sorted, distinct
+        self._new_instants: list[float] = []
+        # availability at recently asked instants, kept up to date as changes come in
+        self._at_cache: dict[float, dict[str, FloatArray]] = {}
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -126,15 +144,23 @@ class Profile:
         if math.isinf(at) or not len(hosts):
             return  # never happens
         events = self._events
+        changed = False
         for name, units in amounts.items():
             if name not in events:
                 raise InternalError(f"the profile has no resource {name!r}")
             units = np.asarray(units, dtype=np.float64)
+            for when, cached in self._at_cache.items():
+                if at <= when:
+                    np.add.at(cached[name], hosts, sign * units)
             some = units != 0
             if some.all():
                 events[name].add(at, hosts, units if sign > 0 else -units)
+                changed = True
             elif some.any():
                 events[name].add(at, hosts[some], sign * units[some])
+                changed = True
+        if changed:
+            self._new_instants.append(at)
 
     def changes(self) -> int:
         """How many (host, resource) changes are recorded."""
@@ -142,10 +168,13 @@ class Profile:
 
     def times(self) -> FloatArray:
         """``now`` and every later instant at which some availability changes, sorted:
-        the candidate start times of a plan."""
-        found = [np.asarray([self.now])]
-        found += [ev.arrays()[0] for ev in self._events.values() if ev.count]
-        return np.unique(np.concatenate(found))
+        the candidate start times of a plan (read-only)."""
+        if self._new_instants:
+            new = np.unique(np.asarray(self._new_instants, dtype=np.float64))
+            self._new_instants.clear()
+            merged = np.union1d(self._instants, new)
+            self._instants = merged
+        return self._instants
 
     def events(self, name: str) -> tuple[FloatArray, IndexArray, FloatArray]:
         """Resource ``name``'s changes as (time, host, delta) columns sorted by time
@@ -156,19 +185,43 @@ class Profile:
         """Availability at ``time`` (every change at or before it applied)."""
         return {name: self._at(name, time) for name in self._now}
 
-    def window(self, start: float, end: float) -> dict[str, FloatArray]:
+    def window(
+        self,
+        start: float,
+        end: float,
+        hosts: npt.NDArray[np.bool_] | None = None,
+        *,
+        positive: str | None = None,
+    ) -> dict[str, FloatArray]:
         """Per resource, every host's lowest availability over ``[start, end)``: what a
-        job planned to start at ``start`` and run until ``end`` can count on."""
+        job planned to start at ``start`` and run until ``end`` can count on.
+
+        ``hosts``, ``positive``: only the lowest points of these hosts, and of the hosts
+        where resource ``positive`` is above 0 at ``start``, are needed; the others get
+        their availability at ``start`` (a caller that can use none of them, since their
+        lowest point of ``positive`` is at most 0 anyway, saves the work)."""
         if not self.now <= start < end:
             raise InternalError(f"a window needs now <= start < end, got [{start}, {end})")
+        bases = {name: self._at(name, start) for name in self._now}
+        if positive is not None:
+            some = bases[positive] > 0
+            hosts = some if hosts is None else hosts & some
         out = {}
-        for name in self._now:
-            base = self._at(name, start)
-            dip = self._dip(name, start, end)
+        for name, base in bases.items():
+            dip = self._dip(name, start, end, hosts)
             out[name] = base + dip if dip is not None else base
         return out
 
     def _at(self, name: str, time: float) -> FloatArray:
+        """Availability of ``name`` at ``time`` (a new array)."""
+        cached = self._at_cache.get(time)
+        if cached is None:
+            if len(self._at_cache) >= _AT_CACHE:
+                del self._at_cache[next(iter(self._at_cache))]  # the oldest asked
+            cached = self._at_cache[time] = {n: self._at_now(n, time) for n in self._now}
+        return cached[name].copy()
+
+    def _at_now(self, name: str, time: float) -> FloatArray:
         times, hosts, deltas = self._events[name].arrays()
         k = int(np.searchsorted(times, time, side="right"))
         base = self._now[name].copy()
@@ -176,7 +229,9 @@ class Profile:
             base += np.bincount(hosts[:k], weights=deltas[:k], minlength=self._n)
         return base
 
-    def _dip(self, name: str, start: float, end: float) -> FloatArray | None:
+    def _dip(
+        self, name: str, start: float, end: float, wanted: npt.NDArray[np.bool_] | None
+    ) -> FloatArray | None:
         """Per host, min(0, lowest running sum of the changes strictly inside the window,
         the changes of one instant taken together)."""
         times, hosts, deltas = self._events[name].arrays()
@@ -185,7 +240,12 @@ class Profile:
         if lo >= hi:
             return None
         t, h, d = times[lo:hi], hosts[lo:hi], deltas[lo:hi]
-        order = np.lexsort((t, h))  # by host, then time
+        if wanted is not None:
+            keep = wanted[h]
+            t, h, d = t[keep], h[keep], d[keep]
+            if not len(t):
+                return None
+        order = np.argsort(h, kind="stable")  # by host, then time (already by time)
         t, h, d = t[order], h[order], d[order]
         # one change per (host, instant): what happens at one instant happens at once
         first = np.ones(len(t), dtype=np.bool_)

@@ -528,21 +528,22 @@ class Simulation:
         self._freed = False
         self._dirty = False
         self._count(result.stats)
-        self._apply(result.decisions, now)
+        self._apply(result.decisions, now, planned=result.stats.now is not None)
         self._settle(tried)
 
-    def _apply(self, decisions: Sequence[Decision], now: float) -> None:
-        """Start the dispatched jobs; note each strict queue's first pending decision."""
+    def _apply(self, decisions: Sequence[Decision], now: float, *, planned: bool = False) -> None:
+        """Start the dispatched jobs; note each strict queue's first pending decision and,
+        in a session that ``planned`` over future time, each job's first planned start."""
         first = self._first
-        planned = self._planned
+        plans = self._planned
         for decision in decisions:
-            if decision.job not in planned:
+            if planned and decision.job not in plans:
                 if isinstance(decision, Dispatched):
-                    planned[decision.job] = (now, False)
+                    plans[decision.job] = (now, False)
                 elif decision.plan is not None:
-                    planned[decision.job] = (decision.plan.start, True)
+                    plans[decision.job] = (decision.plan.start, True)
                 else:
-                    planned[decision.job] = (None, False)
+                    plans[decision.job] = (None, False)
             if isinstance(decision, Dispatched):
                 if decision.backfilled:
                     self._backfilled.add(decision.job)

@@ -62,7 +62,8 @@ class JobRecord:
     preempted: int = 0  # times it was preempted (each time requeued, restarted)
     lost_slot_seconds: float = 0.0  # the work of its preempted runs
     backfilled: bool = False  # started ahead of a job holding a planned start
-    # its planned start in the first session that decided it (backfill): that session's
+    # its planned start in the first session that decided it, if that session planned
+    # (backfill or reservations): that session's
     # time if it started there, its plan's start if it was planned, else None
     planned_start: float | None = None
     planned_ahead: bool = False  # that session planned it (it did not start there)
