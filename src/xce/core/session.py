@@ -12,6 +12,7 @@ feedback (fcfs), and waits for each decision when they do (strict, fairshare).
 
 from __future__ import annotations
 
+import heapq
 import queue
 import threading
 import time
@@ -222,8 +223,12 @@ class Session:
         self._check_backfills()
         self._planner: Planner | None = None
         self._considered: Counter[str] = Counter()  # queue -> jobs offered a plan
+        self._report: frozenset[str] | None = None  # jobs whose plans are reported
+        self._report_left = 0  # of those, not yet decided this session
+        self._startable: _Startable | None = None
         self._planned = 0
         self._backfilled = 0
+        self._decided: set[str] = set()  # jobs decided so far in this session
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -274,9 +279,17 @@ class Session:
             entry = self._requests[id(job)] = (job, job_request(job, self.state.catalog))
         return entry[1]
 
+    def _fewest(self, job: PendingJob) -> int:
+        """The fewest tasks (so slots) any alternative of ``job`` needs."""
+        alternatives = self._request(job).requirement.alternatives
+        return min(sum(p.tasks for p in alt) for alt in alternatives)
+
     def _decide(self, pick: Pick) -> Decision:
         planner = self._planner
         if planner is not None:
+            self._decided.add(pick.job.id)
+            if self._report is not None and pick.job.id in self._report:
+                self._report_left -= 1
             return self._decide_planned(pick, planner)
         if pick.blocked_by is not None:
             return self._blocked(pick)
@@ -306,12 +319,34 @@ class Session:
                 return Dispatched(decision.job, decision.allocation, backfilled=True)
             return decision
         reason = decision.info.reason
+        if reason is PendReason.RESERVATION:
+            # waiting for its own reservation's window: planned there whatever the
+            # policy (only its reservation's hosts, which it shares with few)
+            return self._with_plan(job, request, duration, decision, planner)
         if not policy.plans or reason is PendReason.PREEMPTING or not holds_queue(reason):
             return decision
         considered = self._considered[job.queue]
         self._considered[job.queue] = considered + 1
         if not policy.plans_job(considered):
             return decision
+        return self._with_plan(job, request, duration, decision, planner)
+
+    def _with_plan(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        duration: float,
+        decision: Pending,
+        planner: Planner,
+    ) -> Pending:
+        """``decision`` with the job's planned start, held in the plan (unchanged when
+        it has none, or when no one reads it and it can change no decision)."""
+        if self._report is not None and job.id not in self._report and not self._report_left:
+            startable = self._startable
+            if startable is not None and not startable.any(self.allocator.books.total_slots):
+                # no later job can start now, nor is one's plan reported: this job's
+                # plan would change nothing anyone reads
+                return decision
         plan: PlannedStart | None = planner.plan(job, request, duration)
         if plan is None:
             return decision
@@ -327,6 +362,7 @@ class Session:
         token: CancelToken | None = None,
         skip_blocked: bool = False,
         now: float | None = None,
+        plans_for: Iterable[str] | None = None,
     ) -> SessionResult:
         """Begin a session and decide every job (all pending jobs of the state by default).
 
@@ -335,6 +371,9 @@ class Session:
         would all pend ``QUEUE_BLOCKED`` (not applied to queues whose backfill policy
         replaces the blocking). ``now``: the session's time (default
         :meth:`~xce.cluster.ClusterState.session_time`), which planning counts from.
+        ``plans_for``: the jobs whose planned starts the caller reads (default: every
+        job); another job is planned only while a later job of the session could still
+        start now (its plan could keep that job out), which changes no decision.
         Raises :class:`~xce.errors.Cancelled` if cancelled; the state is never changed.
         """
         start = time.perf_counter()
@@ -344,13 +383,23 @@ class Session:
         alloc.begin_session()  # all resets happen before the first job is picked
         pending = list(self.state.jobs if jobs is None else jobs)
         self._considered.clear()
+        self._report = frozenset(plans_for) if plans_for is not None else None
+        self._startable = None
+        self._report_left = (
+            sum(1 for j in pending if j.id in self._report) if self._report is not None else 0
+        )
         self._planned = self._backfilled = 0
+        self._decided.clear()
         self._planner = None
         when: float | None = None
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
             self._planner = Planner(alloc, when)
             skip_blocked = False  # a plan, not the picker, may decide who waits
+            if self._report is not None:
+                self._startable = _Startable(
+                    [(self._fewest(j), j.id) for j in pending], self._decided
+                )
         try:
             picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
             decisions = self._threaded(picks) if threads else self._synchronous(picks)
@@ -398,6 +447,27 @@ class Session:
             elapsed_s=time.perf_counter() - start,
             threads=threads,
         )
+
+
+class _Startable:
+    """Whether some job not yet decided in this session could start now: one needing no
+    more slots than are free (a necessary condition; free slots only fall in a session,
+    so once none could, none can)."""
+
+    def __init__(self, needs: list[tuple[int, str]], decided: set[str]) -> None:
+        heapq.heapify(needs)
+        self._heap = needs
+        self._decided = decided
+        self._never = False
+
+    def any(self, free_slots: float) -> bool:
+        if self._never:
+            return False
+        heap = self._heap
+        while heap and heap[0][1] in self._decided:
+            heapq.heappop(heap)
+        self._never = not heap or heap[0][0] > free_slots
+        return not self._never
 
 
 _END = object()

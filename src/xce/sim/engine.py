@@ -523,7 +523,9 @@ class Simulation:
             ]
             result = core.run_session(jobs=jobs, now=now)
         else:
-            result = core.run_session(skip_blocked=incremental, now=now)
+            # planned starts are recorded for the jobs of their first session only
+            new = [j.id for j in self._new]
+            result = core.run_session(skip_blocked=incremental, now=now, plans_for=new)
         self._new.clear()
         self._freed = False
         self._dirty = False
