@@ -463,13 +463,6 @@ def test_a_job_naming_a_reservation_waits_for_its_window(
     assert in_message in p.info.message, p.info.message
 
 
-OWN_HOSTS_BUG = (
-    "engine bug: Planner.start_now takes the 'view equals the books' shortcut for a job "
-    "naming an open reservation (own is None, it is admitted, nothing planned), so the "
-    "ordinary allocator places it on any free host, outside its reservation"
-)
-
-
 @pytest.mark.parametrize("policy", ["none", *POLICIES])
 def test_a_job_naming_a_reservation_starts_inside_its_window(policy: str) -> None:
     """issue 12 acceptance: inside the window (now = 60) a job naming "maint" starts on
@@ -479,7 +472,6 @@ def test_a_job_naming_a_reservation_starts_inside_its_window(policy: str) -> Non
     assert dispatched(got["mine"]) == [0]
 
 
-@pytest.mark.xfail(strict=True, reason=OWN_HOSTS_BUG)
 @pytest.mark.parametrize("policy", ["none", *POLICIES])
 def test_a_job_naming_a_reservation_runs_only_on_its_hosts(policy: str) -> None:
     """issue 12 acceptance: a job naming a reservation runs only on its hosts.
@@ -499,7 +491,6 @@ def test_a_job_naming_a_reservation_runs_only_on_its_hosts(policy: str) -> None:
     pending(got["mine"])
 
 
-@pytest.mark.xfail(strict=True, reason=OWN_HOSTS_BUG)
 @pytest.mark.parametrize("policy", ["none", *POLICIES])
 def test_a_job_naming_a_reservation_never_fits_in_more_than_its_hosts(policy: str) -> None:
     """A 3-task job naming "maint" (2 hosts of 1 slot) pends inside the window, though the
@@ -826,19 +817,10 @@ BROKEN_PROMISE = [  # id, submit, runtime (= estimate), tasks
     ("j6", 5, 2, 1),
     ("j21", 5, 1, 3),
 ]
-CONSERVATIVE_HOSTS_BUG = (
-    "engine bug: conservative re-plans each session on hosts chosen by 'freed latest', "
-    "which depends on the session's now (a host free at session start counts as free "
-    "all along), and jobs start on the normal host order, not their planned hosts: "
-    "placements move between sessions and a later job's planned start is lost"
-)
-
-
 def broken_promise_jobs() -> list[SimJob]:
     return [SimJob(i, s, r, t, requested_time=r) for i, s, r, t in BROKEN_PROMISE]
 
 
-@pytest.mark.xfail(strict=True, reason=CONSERVATIVE_HOSTS_BUG)
 def test_conservative_promise_survives_replanning() -> None:
     """issue 12 acceptance: the plan's promises hold when estimates are exact
     (conservative), on a replay where host placements move between sessions.
@@ -849,9 +831,11 @@ def test_conservative_promise_survives_replanning() -> None:
       [18, 20); j21 (3, 1 s) 17 on h4-h6 [17, 18). All consistent: every promise can
       be kept with everything ending on time.
     t=17: j26 starts on h1-h3; j21's promise is to start now (h4-h6 are free until j19
-      at 18 in the t=5 plan). But j19 is re-planned on h0-h5 (h0 now rises at 18 and is
-      preferred over h6, free all along), j6 moves to 17 on h6, and j21 finds only
-      h4, h5 for [17, 18): it starts at 19, after its planned start 17.
+      at 18 in the t=5 plan). Re-planned from scratch by "freed latest" alone, j19 would
+      move to h0-h5 (h0 now rises at 18 and comes before h6, free all along), j6 to 17
+      on h6, and j21 would find only h4, h5 for [17, 18) and start at 19. Each job's
+      last planned hosts are tried first (the session's plan hints), so j19 keeps
+      h1-h6 and j21 starts at 17 on h4-h6, as promised.
     """
     jobs = broken_promise_jobs()
     state = ClusterBuilder().hosts(7, slots=1).build()
@@ -874,7 +858,6 @@ def test_easy_plans_hold_when_estimates_are_exact_thorough(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=CONSERVATIVE_HOSTS_BUG)
 @given(case=workloads(exact=True, max_hosts=8, max_jobs=30))
 @example(case=(ClusterBuilder().hosts(7, slots=1).build(), broken_promise_jobs()))
 @settings(max_examples=100, deadline=None)

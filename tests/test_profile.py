@@ -118,3 +118,51 @@ def test_bad_windows_and_changes_are_internal_errors() -> None:
     profile.hold(5.0, 12.0, [(0, {"slots": 1.0})])  # begun before now: held from now
     assert profile.at(10.0)["slots"].tolist() == [0.0]
     assert profile.at(12.0)["slots"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("merge_at", [0, 3, 4096])
+@given(data=st.data())
+def test_queries_between_changes_match_a_fresh_profile(data: st.DataObject, merge_at: int) -> None:
+    """issue 12: a profile queried as changes come in (its availability at recent
+    instants kept up to date, recent changes kept apart from the sorted table and
+    merged now and then: after every change, every 3, or never here) answers every
+    ``at`` and ``window`` exactly as a profile given all the changes at once."""
+    import xce.alloc.profile as module
+
+    saved, module._MERGE_AT = module._MERGE_AT, merge_at
+    try:
+        _check_between_changes(data)
+    finally:
+        module._MERGE_AT = saved
+
+
+def _check_between_changes(data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 4))
+    base = {"slots": np.array([float(data.draw(st.integers(0, 8))) for _ in range(n)])}
+    profile = Profile(0.0, base)
+    applied: list[tuple[Any, ...]] = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        hosts = np.array(
+            data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True)),
+            dtype=np.intp,
+        )
+        amounts = {"slots": np.array([float(data.draw(st.integers(1, 3))) for _ in hosts])}
+        start = float(data.draw(st.integers(0, 20)))
+        if data.draw(st.booleans()):
+            profile.release_columns(start, hosts, amounts)
+            applied.append(("release", start, hosts, amounts))
+        else:
+            end = start + data.draw(st.sampled_from([1.0, 5.0, math.inf]))
+            profile.hold_columns(start, end, hosts, amounts)
+            applied.append(("hold", start, end, hosts, amounts))
+        t = float(data.draw(st.integers(0, 25)))
+        end = t + data.draw(st.sampled_from([1.0, 3.0, 10.0, math.inf]))
+        fresh = Profile(0.0, base)
+        for change in applied:
+            if change[0] == "release":
+                fresh.release_columns(*change[1:])
+            else:
+                fresh.hold_columns(*change[1:])
+        assert profile.at(t)["slots"].tolist() == fresh.at(t)["slots"].tolist()
+        assert profile.window(t, end)["slots"].tolist() == fresh.window(t, end)["slots"].tolist()
+        assert profile.times().tolist() == fresh.times().tolist()

@@ -119,35 +119,45 @@ class Planner:
         """Seconds planning assumes ``job`` runs (``math.inf``: no estimate)."""
         return estimate(job.requested_time, self.allocator.state.queues.get(job.queue))
 
-    def start_now(self, job: PendingJob, request: JobRequest, duration: float) -> Decision:
+    def start_now(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        duration: float,
+        hint: IndexArray | None = None,
+    ) -> Decision:
         """The job's decision now: dispatched (the session's books charged) only where
-        it takes nothing a planned job or an advance reservation needs before it ends."""
+        it takes nothing a planned job or an advance reservation needs before it ends.
+        ``hint``: the hosts of the job's last planned placement, tried first (so a job
+        keeps the hosts its planned start was promised on)."""
         alloc, now = self.allocator, self.now
         end = now + duration
         own = self._own_window(job, now, end)
-        if isinstance(own, PendInfo):
+        if own is not None:
             return Pending(job.id, own)
-        if own is None and not self._blocking(job, now, end) and self._planned_from >= end:
+        named = job.reservation is not None  # it may use its reservation's hosts only
+        plain = not named and hint is None and self._planned_from >= end
+        if plain and not self._blocking(job, now, end):
             return alloc.decide(request)  # the view is the books: decided as ever
         fits_now: Decision | None = None
-        if own is None and _monotone(request):
+        if _monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
             fits_now = alloc.on_view(alloc.books, alloc.limits, explain=False).try_place(request)
             if not isinstance(fits_now, Dispatched):
                 return alloc.decide(request)  # the reason, as ever
-        if own is None and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(
+        if not named and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(
             request
         ):
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
         else:
-            view = self._view(job, now, end, starting=True, prefer=False)
+            view = self._view(job, now, end, starting=True, prefer=False, hint=hint)
             assert view is not None
             decision = alloc.on_view(view, alloc.limits).try_place(request)
         if isinstance(decision, Dispatched):
             alloc.charge(request, decision.allocation)
             return decision
-        if own is not None:
+        if named:
             return decision  # its reservation's hosts are all it may use
         if fits_now is None:
             fits_now = alloc.try_place(request)
@@ -160,9 +170,17 @@ class Planner:
         self._hold(self.now, self.now + duration, allocation)
 
     # --- planning --------------------------------------------------------------------
-    def plan(self, job: PendingJob, request: JobRequest, duration: float) -> PlannedStart | None:
+    def plan(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        duration: float,
+        hint: IndexArray | None = None,
+    ) -> PlannedStart | None:
         """The job's earliest start and placement in the profile (None: no instant has
-        room for it, or it runs only in a reservation that cannot take it).
+        room for it, or it runs only in a reservation that cannot take it). ``hint``:
+        the hosts of the job's last planned placement, preferred before any other (a
+        fresh plan then keeps an earlier session's promise where it still fits).
 
         Candidates whose run would see, at some instant, fewer slots on all ok hosts
         together than the job has tasks are passed over without a try (exact: no
@@ -179,7 +197,9 @@ class Planner:
                 end = start + duration
                 if self._own_window(job, start, end) is not None:
                     continue
-                view = self._view(job, start, end, starting=False, prefer=True, fewest=fewest)
+                view = self._view(
+                    job, start, end, starting=False, prefer=True, fewest=fewest, hint=hint
+                )
                 if view is None:
                     continue
                 decision = alloc.on_view(view, alloc.limits, explain=False).try_place(request)
@@ -254,6 +274,7 @@ class Planner:
         starting: bool,
         prefer: bool,
         fewest: int = 0,
+        hint: IndexArray | None = None,
     ) -> SessionBooks | None:
         """The books the job is placed on over ``[start, end)`` (None: fewer slots than
         ``fewest`` on all ok hosts together, so no placement can fit)."""
@@ -280,6 +301,8 @@ class Planner:
             if float(np.sum(slots[slots > 0])) < fewest:
                 return None
         preference = self._preference(start) if prefer else None
+        if hint is not None and len(hint):
+            preference = _hinted(hint, preference, len(self._ok))
         return books.view(avail, shared, preference)
 
     def _masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
@@ -392,6 +415,20 @@ class _Steps:
         table = self._table
         low: FloatArray = np.minimum(table[level, i], table[level, j - (1 << level)])
         return low
+
+
+def _hinted(hint: IndexArray, preference: FloatArray | None, n: int) -> FloatArray:
+    """A host preference with ``hint``'s hosts first, in its order (a planned placement's
+    claim order, so the same placement is found again where it still fits), then the
+    others by ``preference`` (None: host order)."""
+    first = np.full(n, len(hint), dtype=np.intp)
+    hosts, at = np.unique(hint, return_index=True)  # each host's first position
+    first[hosts] = at
+    keys = [np.arange(n)] if preference is None else [np.arange(n), preference]
+    order = np.lexsort((*keys, first))
+    rank = np.empty(n)
+    rank[order] = np.arange(n, dtype=np.float64)
+    return rank
 
 
 def _fewest(request: JobRequest) -> int:

@@ -35,54 +35,77 @@ Holding = tuple[int, Mapping[str, float]]
 
 
 class _Events:
-    """One resource's changes as one time-sorted table (time, host, delta). Changes
-    added since the table was last read wait in ``_new`` and are merged in (sorted
-    among themselves, then inserted in one pass) when it is read again, so a session
-    that adds a change per job pays for the new ones, not for the whole table."""
+    """One resource's changes: a time-sorted table (time, host, delta) and the changes
+    added since it was last merged, kept apart (in the order added) until they are many
+    enough to be worth a merge, so a session that adds a change per job does not copy
+    the whole table each time. Queries read both parts (:meth:`parts`)."""
 
-    __slots__ = ("_new", "_table", "count")
+    __slots__ = ("_chunks", "_recent", "_table", "count")
 
     def __init__(self) -> None:
-        self._new: list[tuple[float, IndexArray, FloatArray]] = []
-        self._table: tuple[FloatArray, IndexArray, FloatArray] = (_NO_TIMES, _NO_HOSTS, _NO_TIMES)
+        self._chunks: list[tuple[float, IndexArray, FloatArray]] = []
+        self._recent: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
+        self._table: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
         self.count = 0
 
     def add(self, time: float, hosts: IndexArray, deltas: FloatArray) -> None:
-        self._new.append((time, hosts, deltas))
+        self._chunks.append((time, hosts, deltas))
         self.count += len(hosts)
 
     def arrays(self) -> tuple[FloatArray, IndexArray, FloatArray]:
-        new = self._new
-        if not new:
-            return self._table
-        if len(new) == 1:
-            time, hosts, deltas = new[0]
-            t = np.full(len(hosts), time)
-            h = np.asarray(hosts, dtype=np.intp)
-            d = np.asarray(deltas, dtype=np.float64)
-        else:
-            t = np.repeat(
-                np.fromiter((c[0] for c in new), dtype=np.float64, count=len(new)),
-                [len(c[1]) for c in new],
-            )
-            order = np.argsort(t, kind="stable")
-            t = t[order]
-            h = np.concatenate([c[1] for c in new]).astype(np.intp, copy=False)[order]
-            d = np.concatenate([c[2] for c in new]).astype(np.float64, copy=False)[order]
-        new.clear()
+        """Every change, sorted by time (changes of one instant in the order added)."""
+        self._gather()
+        self._merge()
+        return self._table
+
+    def parts(
+        self,
+    ) -> tuple[
+        tuple[FloatArray, IndexArray, FloatArray], tuple[FloatArray, IndexArray, FloatArray]
+    ]:
+        """(the sorted table, the recent changes in the order added)."""
+        self._gather()
+        if len(self._recent[0]) > max(_MERGE_AT, len(self._table[0]) // 8):
+            self._merge()
+        return self._table, self._recent
+
+    def _gather(self) -> None:
+        chunks = self._chunks
+        if not chunks:
+            return
+        t = np.repeat(
+            np.fromiter((c[0] for c in chunks), dtype=np.float64, count=len(chunks)),
+            [len(c[1]) for c in chunks],
+        )
+        h = np.concatenate([c[1] for c in chunks]).astype(np.intp, copy=False)
+        d = np.concatenate([c[2] for c in chunks]).astype(np.float64, copy=False)
+        chunks.clear()
+        rt, rh, rd = self._recent
+        if len(rt):
+            t, h, d = np.concatenate((rt, t)), np.concatenate((rh, h)), np.concatenate((rd, d))
+        self._recent = (t, h, d)
+
+    def _merge(self) -> None:
+        t, h, d = self._recent
+        if not len(t):
+            return
+        order = np.argsort(t, kind="stable")
+        t, h, d = t[order], h[order], d[order]
+        self._recent = _EMPTY
         times, hosts, deltas = self._table
         if not len(times):
             self._table = (t, h, d)
-            return self._table
+            return
         # new changes go after the old ones of the same instant (stable, as added)
         at = np.searchsorted(times, t, side="right")
         self._table = (np.insert(times, at, t), np.insert(hosts, at, h), np.insert(deltas, at, d))
-        return self._table
 
 
+_MERGE_AT = 4096  # recent changes kept apart at most (or an eighth of the table)
 _AT_CACHE = 8  # instants whose availability is kept up to date
 _NO_TIMES = np.zeros(0, dtype=np.float64)
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
+_EMPTY = (_NO_TIMES, _NO_HOSTS, _NO_TIMES)
 
 
 class Profile:
@@ -222,11 +245,14 @@ class Profile:
         return cached[name].copy()
 
     def _at_now(self, name: str, time: float) -> FloatArray:
-        times, hosts, deltas = self._events[name].arrays()
+        (times, hosts, deltas), (rt, rh, rd) = self._events[name].parts()
         k = int(np.searchsorted(times, time, side="right"))
         base = self._now[name].copy()
         if k:
             base += np.bincount(hosts[:k], weights=deltas[:k], minlength=self._n)
+        if len(rt):
+            due = rt <= time
+            base += np.bincount(rh[due], weights=rd[due], minlength=self._n)
         return base
 
     def _dip(
@@ -234,18 +260,27 @@ class Profile:
     ) -> FloatArray | None:
         """Per host, min(0, lowest running sum of the changes strictly inside the window,
         the changes of one instant taken together)."""
-        times, hosts, deltas = self._events[name].arrays()
+        (times, hosts, deltas), (rt, rh, rd) = self._events[name].parts()
         lo = int(np.searchsorted(times, start, side="right"))
         hi = int(np.searchsorted(times, end, side="left"))
-        if lo >= hi:
-            return None
         t, h, d = times[lo:hi], hosts[lo:hi], deltas[lo:hi]
+        mixed = False  # the recent changes are not in time order
+        if len(rt):
+            inside = (rt > start) & (rt < end)
+            if inside.any():
+                t = np.concatenate((t, rt[inside]))
+                h = np.concatenate((h, rh[inside]))
+                d = np.concatenate((d, rd[inside]))
+                mixed = True
+        if not len(t):
+            return None
         if wanted is not None:
             keep = wanted[h]
             t, h, d = t[keep], h[keep], d[keep]
             if not len(t):
                 return None
-        order = np.argsort(h, kind="stable")  # by host, then time (already by time)
+        # by host, then time (the table part is by time already)
+        order = np.lexsort((t, h)) if mixed else np.argsort(h, kind="stable")
         t, h, d = t[order], h[order], d[order]
         # one change per (host, instant): what happens at one instant happens at once
         first = np.ones(len(t), dtype=np.bool_)

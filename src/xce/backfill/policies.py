@@ -23,6 +23,7 @@ class NoBackfill:
     plans = False
     replaces_queue_blocking = False
     monotone_in_session = True
+    keeps_placements = False
 
     def plans_job(self, considered: int) -> bool:
         return False
@@ -36,6 +37,7 @@ class EasyBackfill:
     plans = True
     replaces_queue_blocking = True
     monotone_in_session = False
+    keeps_placements = False  # its one promise is a start time, kept without
 
     def plans_job(self, considered: int) -> bool:
         return considered == 0
@@ -49,6 +51,7 @@ class ConservativeBackfill:
     plans = True
     replaces_queue_blocking = True
     monotone_in_session = False
+    keeps_placements = True  # every job's planned start is a promise
 
     def plans_job(self, considered: int) -> bool:
         return True

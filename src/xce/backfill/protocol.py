@@ -36,11 +36,18 @@ class BackfillPolicy(Protocol):
       session with nothing freed in between (what lets the simulator skip it). A policy
       that plans cannot promise it: plans move as time passes (a job past its estimate
       is assumed to end "now").
+    - ``keeps_placements``: True when a job planned again in a later session, or
+      starting at its planned time, tries the hosts of its last planned placement
+      first: fresh plans then keep every earlier promise when estimates are exact (a
+      placement chosen afresh can move a job onto hosts a later job was promised).
+      False: every plan places afresh, preferring the hosts freed latest (what lets
+      EASY equal its processor-count formulation).
     """
 
     name: str
     plans: bool
     replaces_queue_blocking: bool
     monotone_in_session: bool
+    keeps_placements: bool
 
     def plans_job(self, considered: int) -> bool: ...

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
 
+import numpy as np
+import numpy.typing as npt
+
 from xce.alloc import (
     Allocator,
     AllocatorRegistry,
@@ -229,6 +232,8 @@ class Session:
         self._planned = 0
         self._backfilled = 0
         self._decided: set[str] = set()  # jobs decided so far in this session
+        # job -> (host table, hosts) of its last planned placement, across sessions
+        self._hints: dict[str, tuple[object, npt.NDArray[np.intp]]] = {}
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -279,6 +284,13 @@ class Session:
             entry = self._requests[id(job)] = (job, job_request(job, self.state.catalog))
         return entry[1]
 
+    def _hint(self, job_id: str) -> npt.NDArray[np.intp] | None:
+        """The hosts of the job's last planned placement (made on this host table)."""
+        found = self._hints.get(job_id)
+        if found is None or found[0] is not self.state.hosts:
+            return None
+        return found[1]
+
     def _fewest(self, job: PendingJob) -> int:
         """The fewest tasks (so slots) any alternative of ``job`` needs."""
         alternatives = self._request(job).requirement.alternatives
@@ -311,8 +323,10 @@ class Session:
             return self._blocked(pick)
         request = self._request(job)
         duration = planner.estimate_of(job)
-        decision = planner.start_now(job, request, duration)
+        hint = self._hint(job.id) if policy.keeps_placements else None
+        decision = planner.start_now(job, request, duration, hint)
         if isinstance(decision, Dispatched):
+            self._hints.pop(job.id, None)
             planner.started(decision.allocation, duration)
             if planner.planned:
                 self._backfilled += 1
@@ -322,14 +336,14 @@ class Session:
         if reason is PendReason.RESERVATION:
             # waiting for its own reservation's window: planned there whatever the
             # policy (only its reservation's hosts, which it shares with few)
-            return self._with_plan(job, request, duration, decision, planner)
+            return self._with_plan(job, request, duration, decision, planner, policy)
         if not policy.plans or reason is PendReason.PREEMPTING or not holds_queue(reason):
             return decision
         considered = self._considered[job.queue]
         self._considered[job.queue] = considered + 1
         if not policy.plans_job(considered):
             return decision
-        return self._with_plan(job, request, duration, decision, planner)
+        return self._with_plan(job, request, duration, decision, planner, policy)
 
     def _with_plan(
         self,
@@ -338,6 +352,7 @@ class Session:
         duration: float,
         decision: Pending,
         planner: Planner,
+        policy: BackfillPolicy,
     ) -> Pending:
         """``decision`` with the job's planned start, held in the plan (unchanged when
         it has none, or when no one reads it and it can change no decision)."""
@@ -347,9 +362,13 @@ class Session:
                 # no later job can start now, nor is one's plan reported: this job's
                 # plan would change nothing anyone reads
                 return decision
-        plan: PlannedStart | None = planner.plan(job, request, duration)
+        keep = policy.keeps_placements
+        hint = self._hint(job.id) if keep else None
+        plan: PlannedStart | None = planner.plan(job, request, duration, hint)
         if plan is None:
             return decision
+        if keep:
+            self._hints[job.id] = (self.state.hosts, plan.allocation.columns().hosts)
         planner.hold(job.id, plan)
         self._planned += 1
         return replace(decision, plan=plan)
@@ -390,6 +409,9 @@ class Session:
         )
         self._planned = self._backfilled = 0
         self._decided.clear()
+        if len(self._hints) > 2 * len(pending) + 64:  # jobs that left without starting
+            ids = {j.id for j in pending}
+            self._hints = {k: v for k, v in self._hints.items() if k in ids}
         self._planner = None
         when: float | None = None
         if self.plans(pending):
