@@ -56,8 +56,10 @@ Semantics (match these in the engine)
   (``now`` if it started, ``None`` if unplaceable); easy: the shadow time if it was the
   head in that pass, ``now`` if it started in that pass, else ``None``; fcfs_strict:
   ``now`` if it started in that pass, else ``None``.
-* **backfilled**: a job started while a job ahead of it in the queue was still waiting
-  (for fcfs_strict never).
+* **backfilled** (issue 12: "started ahead of a job holding a reservation"): easy, a job
+  started after the head while the head holds a reservation (its shadow time is not
+  None); conservative, a job started while a job ahead of it holds a placement it has
+  not started on (a job that cannot be placed at all holds nothing); fcfs_strict never.
 
 Guarantees (checked by tests/test_backfill_oracle.py)
 ----------------------------------------------------
@@ -301,7 +303,7 @@ def _pass(
                 extra -= job.procs
             else:
                 continue
-            _start(now, job, running, out, True)
+            _start(now, job, running, out, shadow is not None)
             free_now -= job.procs
             started.append(job)
 
@@ -313,15 +315,14 @@ def _pass(
             at = earliest_start(_profile(now, total, plan), job.procs, job.estimate)
             reservations[job.id].append((now, at))
             if at is None:
-                waiting_ahead = True
-                continue
+                continue  # unplaceable: it holds nothing, so nobody passes it
             plan.append((at, at + job.estimate, job.procs))
             if at == now and job.procs <= free_now:
                 _start(now, job, running, out, waiting_ahead)
                 free_now -= job.procs
                 started.append(job)
             else:
-                waiting_ahead = True
+                waiting_ahead = True  # it holds a placement that later jobs pass
 
     for job in started:
         queue.remove(job)

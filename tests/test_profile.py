@@ -126,7 +126,8 @@ def test_queries_between_changes_match_a_fresh_profile(data: st.DataObject, merg
     """issue 12: a profile queried as changes come in (its availability at recent
     instants kept up to date, recent changes kept apart from the sorted table and
     merged now and then: after every change, every 3, or never here) answers every
-    ``at`` and ``window`` exactly as a profile given all the changes at once."""
+    ``at`` and ``window`` exactly as a profile given all the changes at once, and its
+    ``peak`` is each host's highest availability at any instant from now on."""
     import xce.alloc.profile as module
 
     saved, module._MERGE_AT = module._MERGE_AT, merge_at
@@ -166,3 +167,5 @@ def _check_between_changes(data: st.DataObject) -> None:
         assert profile.at(t)["slots"].tolist() == fresh.at(t)["slots"].tolist()
         assert profile.window(t, end)["slots"].tolist() == fresh.window(t, end)["slots"].tolist()
         assert profile.times().tolist() == fresh.times().tolist()
+        highest = np.max([fresh.at(i)["slots"] for i in fresh.times().tolist()], axis=0)
+        assert profile.peak()["slots"].tolist() == highest.tolist()

@@ -58,6 +58,7 @@ Hook = Callable[[AllocContext], None]
 Placed = tuple[tuple[Part, ...], tuple[tuple[str, float], ...]]
 _FailureKey = tuple[object, int, object, AllocMode]
 _FEW_GROUPS = 16  # same[] groups ranked by a pass per group rather than a sort
+_UNPLACED = PendInfo(PendReason.NOT_ENOUGH_SLOTS, "no placement (reason not worked out)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ class Allocator:
         self.preempted: set[str] = set()  # running jobs preempted this session
         self._prints: dict[str, Footprint] = {}  # running job -> footprint (same object)
         self._deferred: list[tuple[CacheKey, PendInfo]] | None = None
+        self._quiet = False  # a view asked only whether a job fits: no pend reasons
         self.options = options if options is not None else AllocOptions()
         self.token = token if token is not None else CancelToken()
         self.books = SessionBooks(state)
@@ -232,13 +234,19 @@ class Allocator:
         return self.on_view(self.books.released(back), limits)
 
     def on_view(
-        self, books: SessionBooks, limits: LimitBooks, *, explain: bool | None = None
+        self,
+        books: SessionBooks,
+        limits: LimitBooks,
+        *,
+        explain: bool | None = None,
+        reasons: bool = True,
     ) -> Allocator:
         """An allocator like this one on other books of the same cluster (an
         availability view, design §3a), for :meth:`try_place`: its own unsatisfiable
         cache, off, and its own failure memo; the session's books are not touched.
-        ``explain=False``: no per-host breakdown of a failure (a caller that only asks
-        whether the job fits)."""
+        ``explain=False``: no per-host breakdown of a failure; ``reasons=False``: no
+        pend reason worked out either (a caller that only asks whether the job fits
+        gets a Pending of a placeholder reason)."""
         view = object.__new__(Allocator)
         view.__dict__.update(self.__dict__)
         view.options = replace(
@@ -251,6 +259,7 @@ class Allocator:
         view._failed = {}
         view._failed_version = -1
         view._deferred = None
+        view._quiet = not reasons
         return view
 
     def try_place(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
@@ -407,7 +416,11 @@ class Allocator:
         claims = self._run_plans(pp, ctx, groups)
         if claims is None:
             ctx.credit_shared(pp.wants.shared_units)
-            info = diagnose(pp, ctx, breakdown=self.options.explain, groups=groups)
+            info = (
+                _UNPLACED
+                if self._quiet
+                else diagnose(pp, ctx, breakdown=self.options.explain, groups=groups)
+            )
             if again is not None:
                 self._failed[again] = info
             return self._unsatisfiable(key if clean else None, info)

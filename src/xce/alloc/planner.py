@@ -143,7 +143,8 @@ class Planner:
         if _monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
-            fits_now = alloc.on_view(alloc.books, alloc.limits, explain=False).try_place(request)
+            probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
+            fits_now = probe.try_place(request)
             if not isinstance(fits_now, Dispatched):
                 return alloc.decide(request)  # the reason, as ever
         if not named and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(
@@ -186,14 +187,21 @@ class Planner:
         together than the job has tasks are passed over without a try (exact: no
         placement can use more slots than there are)."""
         alloc = self.allocator
+        if not self._may_ever_fit(job, request):
+            return None
         fewest = _fewest(request)
         times = self._candidates(job, duration)
-        steps = self._slot_totals()
+        eligible = self._static_hosts(request)
+        screens = [(self._slot_totals(eligible), float(fewest))]
+        screens += self._amount_screens(request, eligible)
         lo, chunk = 0, _FIRST_CANDIDATES
         while lo < len(times):  # most jobs place on an early candidate
             some = times[lo : lo + chunk]
             lo, chunk = lo + chunk, min(2 * chunk, _MAX_CANDIDATES)
-            for start in some[steps.lowest(some, duration) >= fewest].tolist():
+            enough = np.ones(len(some), dtype=np.bool_)
+            for steps, need in screens:
+                enough &= steps.lowest(some, duration) >= need
+            for start in some[enough].tolist():
                 end = start + duration
                 if self._own_window(job, start, end) is not None:
                     continue
@@ -202,7 +210,8 @@ class Planner:
                 )
                 if view is None:
                     continue
-                decision = alloc.on_view(view, alloc.limits, explain=False).try_place(request)
+                placer = alloc.on_view(view, alloc.limits, explain=False, reasons=False)
+                decision = placer.try_place(request)
                 if isinstance(decision, Dispatched):
                     return PlannedStart(start, end, decision.allocation)
         return None
@@ -257,12 +266,72 @@ class Planner:
                 if at <= when:
                     np.maximum.at(latest, hosts, at)
 
-    def _slot_totals(self) -> _Steps:
-        """The profile's slots over every ok host together, as a step function (kept
-        until the next change)."""
+    def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> _Steps:
+        """The profile's slots over every ok host together (kept until the next
+        change), or over the ok ``hosts`` only (made now), as a step function."""
+        if hosts is not None:
+            return self._slot_totals_on(hosts & self._ok)
         if self._steps is None:
             self._steps = _Steps(self._slot_times, self._slot_values)
         return self._steps
+
+    def _slot_totals_on(self, hosts: npt.NDArray[np.bool_]) -> _Steps:
+        return _steps_of(self.profile, SLOTS, hosts, self.now)
+
+    def _may_ever_fit(self, job: PendingJob, request: JobRequest) -> bool:
+        """Whether the job fits each host's highest availability from now on (and the
+        shared resources' highest): an exact screen (no window offers more), which spares
+        trying every candidate for a job that no future frees enough for — one held by a
+        per-host limit's usage now, or by hosts no plan releases. A job naming a
+        reservation or whose selects can turn true as availability falls is let through."""
+        if job.reservation is not None or not _monotone(request):
+            return True
+        books = self.allocator.books
+        shared = {n: float(v[0]) for n, v in self.shared.peak().items()}
+        best = books.view(self.profile.peak(), shared)
+        placer = self.allocator.on_view(best, self.allocator.limits, explain=False, reasons=False)
+        return isinstance(placer.try_place(request), Dispatched)
+
+    def _amount_screens(
+        self, request: JobRequest, eligible: npt.NDArray[np.bool_] | None
+    ) -> list[tuple[_Steps, float]]:
+        """For a job of one alternative: each shared resource it takes (the shared
+        profile must hold that much over its run) and each consumable its terms take per
+        task (the eligible hosts together must hold the tasks' total): exact screens,
+        since a placement needs at least so much."""
+        alternatives = request.requirement.alternatives
+        if len(alternatives) != 1:
+            return []
+        shared: dict[str, float] = {}
+        per_task: dict[str, float] = {}
+        for pp in alternatives[0]:
+            for name, units in pp.wants.shared_units:
+                shared[name] = shared.get(name, 0.0) + float(units)
+            for name, units in pp.wants.per_task_units:
+                per_task[name] = per_task.get(name, 0.0) + float(units) * pp.tasks
+        hosts = self._ok if eligible is None else eligible & self._ok
+        out = [
+            (_steps_of(self.shared, name, None, self.now), need)
+            for name, need in shared.items()
+            if need > 0
+        ]
+        out += [
+            (_steps_of(self.profile, name, hosts, self.now), need)
+            for name, need in per_task.items()
+            if need > 0
+        ]
+        return out
+
+    def _static_hosts(self, request: JobRequest) -> npt.NDArray[np.bool_] | None:
+        """The hosts a one-primary job's select admits whatever availability is (None:
+        no select, several primaries, or a select that reads availability)."""
+        alternatives = request.requirement.alternatives
+        if len(alternatives) != 1 or len(alternatives[0]) != 1:
+            return None
+        select = alternatives[0][0].select
+        if select is None or select.dynamic:
+            return None
+        return self.allocator.books.eligible(select)
 
     # --- views -----------------------------------------------------------------------
     def _view(
@@ -415,6 +484,24 @@ class _Steps:
         table = self._table
         low: FloatArray = np.minimum(table[level, i], table[level, j - (1 << level)])
         return low
+
+
+def _steps_of(
+    profile: Profile, name: str, hosts: npt.NDArray[np.bool_] | None, now: float
+) -> _Steps:
+    """``name`` over ``hosts`` (None: every host) of ``profile`` together, from ``now``
+    on, as a step function (NaN, a host lacking the resource, counts as none)."""
+    base = profile.at(now)[name]
+    base = base if hosts is None else base[hosts]
+    total = float(np.nansum(np.maximum(base, 0.0)))
+    times, where, deltas = profile.events(name)
+    keep = times > now if hosts is None else hosts[where] & (times > now)
+    t, d = times[keep], deltas[keep]
+    if not len(t):
+        return _Steps(np.array([now]), np.array([total]))
+    at, first = np.unique(t, return_index=True)
+    values = total + np.concatenate(([0.0], np.cumsum(np.add.reduceat(d, first))))
+    return _Steps(np.concatenate(([now], at)), values)
 
 
 def _hinted(hint: IndexArray, preference: FloatArray | None, n: int) -> FloatArray:

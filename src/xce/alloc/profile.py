@@ -235,6 +235,40 @@ class Profile:
             out[name] = base + dip if dip is not None else base
         return out
 
+    def peak(self) -> dict[str, FloatArray]:
+        """Per resource, every host's highest availability from now on: no window of
+        any job can offer more."""
+        out = {}
+        for name in self._now:
+            (times, hosts, deltas), (rt, rh, rd) = self._events[name].parts()
+            t, h, d = (
+                (
+                    np.concatenate((times, rt)),
+                    np.concatenate((hosts, rh)),
+                    np.concatenate((deltas, rd)),
+                )
+                if len(rt)
+                else (times, hosts, deltas)
+            )
+            base = self._now[name].copy()
+            if len(t):
+                order = np.lexsort((t, h))
+                t, h, d = t[order], h[order], d[order]
+                first = np.ones(len(t), dtype=np.bool_)
+                first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
+                starts = np.flatnonzero(first)
+                d, h = np.add.reduceat(d, starts), h[starts]
+                running = np.cumsum(d)
+                group = np.ones(len(h), dtype=np.bool_)
+                group[1:] = h[1:] != h[:-1]
+                heads = np.flatnonzero(group)
+                before = np.concatenate(([0.0], running))[heads]
+                running -= np.repeat(before, np.diff(np.append(heads, len(h))))
+                highest = np.maximum.reduceat(running, heads)
+                base[h[heads]] += np.maximum(highest, 0.0)
+            out[name] = base
+        return out
+
     def _at(self, name: str, time: float) -> FloatArray:
         """Availability of ``name`` at ``time`` (a new array)."""
         cached = self._at_cache.get(time)
