@@ -257,7 +257,7 @@ class Profile:
                 first = np.ones(len(t), dtype=np.bool_)
                 first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
                 starts = np.flatnonzero(first)
-                d, h = np.add.reduceat(d, starts), h[starts]
+                d, h, t = np.add.reduceat(d, starts), h[starts], t[starts]
                 running = np.cumsum(d)
                 group = np.ones(len(h), dtype=np.bool_)
                 group[1:] = h[1:] != h[:-1]
@@ -265,7 +265,9 @@ class Profile:
                 before = np.concatenate(([0.0], running))[heads]
                 running -= np.repeat(before, np.diff(np.append(heads, len(h))))
                 highest = np.maximum.reduceat(running, heads)
-                base[h[heads]] += np.maximum(highest, 0.0)
+                # the availability now counts too, unless a change happens at now
+                highest = np.where(t[heads] > self.now, np.maximum(highest, 0.0), highest)
+                base[h[heads]] += highest
             out[name] = base
         return out
 
