@@ -408,12 +408,6 @@ def test_an_unknown_backfill_in_the_state_file_exits_2_located(
     assert f" {location}: unknown backfill policy {name!r}" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="docs/state-file.md 'Every error says where: the file, line and column ... and "
-    "the line with a caret'; an unknown backfill (like an unknown picker) is reported as "
-    "'state.yaml: backfill: ...' without line, column or caret",
-)
 def test_an_unknown_backfill_in_the_state_file_has_line_and_column(tmp_path: Path) -> None:
     """issue 12: the unknown top-level ``backfill: eazy`` (line 3, column 11) is located
     like every state-file error: ``FILE:3:11: backfill: ...``, then the line and a caret."""
@@ -617,12 +611,6 @@ def test_snapshot_keeps_backfill_and_now(tmp_path: Path, suffix: str) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a job started by the session is written to the snapshot with start_time 0, "
-    "not the session's time (JobStarted's time defaults to 0 in _write_snapshot): the "
-    "next session thinks it ends 10 s early and plans b at 50 instead of 60",
-)
 def test_snapshot_records_the_session_time_as_start(tmp_path: Path) -> None:
     """issue 12: conservative at now 10 on one 4-slot host: a (50 s) starts, b is planned
     at 60. The snapshot records a as started at 10 (the session's time), so scheduling

@@ -48,9 +48,10 @@ class SessionBooks:
         self.scales = state.catalog.scales
         self.ok: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.cursors: dict[object, int] = {}
-        # a view's host preference (lower first), ahead of the normal host order (None:
-        # none; the session's own books never have one)
-        self.preference: FloatArray | None = None
+        # a view's host preference: sort keys (lower first; the first key decides, then
+        # the next...), ahead of order[] and host order (None: none; the session's own
+        # books never have one)
+        self.preference: tuple[FloatArray, ...] | None = None
         self.version = 0  # bumped whenever availability changes (see :meth:`charge`)
         self.max_slots = 0.0
         self.n_ok = 0
@@ -129,14 +130,15 @@ class SessionBooks:
         self,
         available: dict[str, FloatArray],
         shared: dict[str, float],
-        preference: FloatArray | None = None,
+        preference: tuple[FloatArray, ...] | None = None,
     ) -> SessionBooks:
         """Books of the same cluster with ``available`` (units per resource, every
         resource of these books; taken, not copied) and ``shared`` (units): the one
         mechanism of the availability views (design §3a) — PREEMPT (:meth:`released`)
-        and a planned start (the window minimum of a profile). ``preference``: per host,
-        a key host iterators sort on first (lower first), before the job's ``order[]``
-        and the host order (a planned placement prefers the hosts freed latest).
+        and a planned start (the window minimum of a profile). ``preference``: per-host
+        keys host iterators sort on first (lower first; the first key decides, ties go
+        to the next), before the job's ``order[]`` and the host order (a planned
+        placement prefers the hosts freed latest).
 
         A separate object: its own select memo, cursors and static eligibility
         (availability in it is not the session's, and only falls while an attempt runs

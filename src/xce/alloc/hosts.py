@@ -97,7 +97,7 @@ class HostFinder:
             values = values if key.ascending else -values
             keys.append(np.where(np.isnan(values), np.inf, values))
         if self.books.preference is not None:
-            keys.append(self.books.preference[idx])
+            keys += [key[idx] for key in reversed(self.books.preference)]
         return idx, keys
 
     def ordered(self, want: Amounts, nslots: int) -> IndexArray:

@@ -60,6 +60,7 @@ _ONE = np.zeros(1, dtype=np.intp)  # the shared profile's one "host"
 _FIRST_CANDIDATES = 16  # candidate starts screened at once (doubling up to the next)
 _MAX_CANDIDATES = 1024
 _RISES_KEPT = 8  # instants whose hosts' latest rises are kept up to date
+_TRIES_BEFORE_PEAK = 2  # failed tries after which a plan asks whether any instant fits
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class Planner:
         self._slot_times = np.array([now])
         self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
         self._steps: _Steps | None = None
+        self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
         self._rises: dict[float, FloatArray] = {}  # instant -> each host's latest rise
         self._running_ends(allocator)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
@@ -187,8 +189,7 @@ class Planner:
         together than the job has tasks are passed over without a try (exact: no
         placement can use more slots than there are)."""
         alloc = self.allocator
-        if not self._may_ever_fit(job, request):
-            return None
+        failed = 0
         fewest = _fewest(request)
         times = self._candidates(job, duration)
         eligible = self._static_hosts(request)
@@ -214,6 +215,9 @@ class Planner:
                 decision = placer.try_place(request)
                 if isinstance(decision, Dispatched):
                     return PlannedStart(start, end, decision.allocation)
+                failed += 1
+                if failed == _TRIES_BEFORE_PEAK and not self._may_ever_fit(job, request):
+                    return None  # no instant can offer enough: the rest would fail too
         return None
 
     def hold(self, job: str, plan: PlannedStart) -> None:
@@ -287,8 +291,12 @@ class Planner:
         if job.reservation is not None or not _monotone(request):
             return True
         books = self.allocator.books
-        shared = {n: float(v[0]) for n, v in self.shared.peak().items()}
-        best = books.view(self.profile.peak(), shared)
+        if self._peak is None:
+            # made once: later holds only lower availability, so it stays an upper bound
+            shared = {n: float(v[0]) for n, v in self.shared.peak().items()}
+            self._peak = (self.profile.peak(), shared)
+        avail, shared = self._peak
+        best = books.view({n: a.copy() for n, a in avail.items()}, dict(shared))
         placer = self.allocator.on_view(best, self.allocator.limits, explain=False, reasons=False)
         return isinstance(placer.try_place(request), Dispatched)
 
@@ -369,10 +377,10 @@ class Planner:
             slots = avail[SLOTS][self._ok]
             if float(np.sum(slots[slots > 0])) < fewest:
                 return None
-        preference = self._preference(start) if prefer else None
+        keys = [self._preference(start)] if prefer else []
         if hint is not None and len(hint):
-            preference = _hinted(hint, preference, len(self._ok))
-        return books.view(avail, shared, preference)
+            keys.insert(0, self._hint_key(hint))
+        return books.view(avail, shared, tuple(keys) if keys else None)
 
     def _masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
         """Hosts the job may not use over ``[start, end)`` because of reservations."""
@@ -420,6 +428,15 @@ class Planner:
             )
         return None
 
+    def _hint_key(self, hint: IndexArray) -> FloatArray:
+        """A sort key putting ``hint``'s hosts first, in its order (a planned placement's
+        claim order, so the same placement is found again where it still fits)."""
+        n = len(self._ok)
+        key = np.full(n, float(n))
+        hosts, at = np.unique(hint, return_index=True)  # each host's first position
+        key[hosts] = at
+        return key
+
     def _preference(self, start: float) -> FloatArray:
         """Per host: minus the latest instant up to ``start`` at which its slots rise
         (hosts freed latest first; hosts free all along last)."""
@@ -427,11 +444,10 @@ class Planner:
         if latest is None:
             if len(self._rises) >= _RISES_KEPT:
                 del self._rises[next(iter(self._rises))]
-            times, hosts, deltas = self.profile.events(SLOTS)
-            k = int(np.searchsorted(times, start, side="right"))
-            rise = deltas[:k] > 0
             latest = np.full(self.allocator.state.hosts.n, -np.inf)
-            np.maximum.at(latest, hosts[:k][rise], times[:k][rise])
+            for times, hosts, deltas in self.profile.parts(SLOTS):
+                rise = (deltas > 0) & (times <= start)
+                np.maximum.at(latest, hosts[rise], times[rise])
             self._rises[start] = latest  # kept up to date by _tally
         return -latest
 
@@ -502,20 +518,6 @@ def _steps_of(
     at, first = np.unique(t, return_index=True)
     values = total + np.concatenate(([0.0], np.cumsum(np.add.reduceat(d, first))))
     return _Steps(np.concatenate(([now], at)), values)
-
-
-def _hinted(hint: IndexArray, preference: FloatArray | None, n: int) -> FloatArray:
-    """A host preference with ``hint``'s hosts first, in its order (a planned placement's
-    claim order, so the same placement is found again where it still fits), then the
-    others by ``preference`` (None: host order)."""
-    first = np.full(n, len(hint), dtype=np.intp)
-    hosts, at = np.unique(hint, return_index=True)  # each host's first position
-    first[hosts] = at
-    keys = [np.arange(n)] if preference is None else [np.arange(n), preference]
-    order = np.lexsort((*keys, first))
-    rank = np.empty(n)
-    rank[order] = np.arange(n, dtype=np.float64)
-    return rank
 
 
 def _fewest(request: JobRequest) -> int:

@@ -644,12 +644,14 @@ def _write_snapshot(
 
     events: list[Event] = []
     preempted: list[str] = []
+    # jobs start at the session's time (what planning counted from, else the state's)
+    now = result.stats.now if result.stats.now is not None else core.state.session_time()
     for d in result.decisions:  # in decision order: each fits when it is applied
         if isinstance(d, Dispatched):
-            events.append(JobStarted(d.job, d.allocation))
+            events.append(JobStarted(d.job, d.allocation, now))
         elif isinstance(d, Pending) and d.preemption is not None:
-            events += [JobPreempted(v, by=d.job) for v in d.preemption.victims]
-            events.append(JobStarted(d.job, d.preemption.promise))
+            events += [JobPreempted(v, now, by=d.job) for v in d.preemption.victims]
+            events.append(JobStarted(d.job, d.preemption.promise, now))
             preempted += d.preemption.victims
     core.apply(*events)
     write_file(target, "--snapshot", lambda temp: write_state(core.state, temp), force=force)

@@ -242,6 +242,27 @@ def state_from_dict(
     return _build_lenient(doc, check_resreq) if lenient else _build(doc, check_resreq)
 
 
+def locate_error(err: InputError, source: str | None, path: DocPath) -> InputError:
+    """``err`` (found after loading: a picker or backfill policy the file names that no
+    registry knows) located at ``path`` in the state file ``source``: file, line,
+    column and the line's text, when the file can still be read; else at ``path``."""
+    located = err.located(source=source, path=format_path(path) or None)
+    if source is None:
+        return located
+    fmt = _SUFFIXES.get(os.path.splitext(source)[1].lower())
+    try:
+        if fmt is None:
+            return located
+        text = read_input_text(source, max_bytes=MAX_STATE_BYTES, compressed=False, what="file")
+        doc = _document(text, source, fmt, lenient=False)
+        found = doc.find(path, at_key=False)
+    except (InputError, OSError, yaml.YAMLError):
+        return located
+    if found is None:
+        return located
+    return located.located(line=found.line, column=found.column, text=doc.line(found.line))
+
+
 def _document(text: str, source: str, fmt: Literal["yaml", "json"], lenient: bool) -> _Document:
     if fmt == "yaml":
         return _YamlDocument(text, source, lenient=lenient)

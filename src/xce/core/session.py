@@ -139,6 +139,18 @@ class PickSequence:
         self._owner.pop(pick.job.id).feedback(pick, decision)
 
 
+def _named_in_file(
+    err: InputError, state: ClusterState, path: tuple[str, ...] | None
+) -> InputError:
+    """An unknown name the state file gives at ``path`` (None: an option gave it),
+    located in the file when it can be."""
+    if path is None:
+        return err
+    from xce.cluster.load import locate_error
+
+    return locate_error(err, state.source, path)
+
+
 @lru_cache(maxsize=1024)
 def _default_queue(name: str) -> Queue:
     """A queue the state does not declare (immutable: made once per name)."""
@@ -238,26 +250,34 @@ class Session:
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
         state = self.state
-        named = [(self.default_picker, "picker" if state.default_picker else None)]
-        named += [(q.picker, f"queues.{q.name}.picker") for q in state.queues.values() if q.picker]
+        named: list[tuple[str, tuple[str, ...] | None]] = [
+            (self.default_picker, ("picker",) if state.default_picker else None)
+        ]
+        named += [
+            (q.picker, ("queues", q.name, "picker")) for q in state.queues.values() if q.picker
+        ]
         for name, path in named:
             try:
                 self.pickers.get(name)
             except InputError as err:
-                raise err.located(source=state.source if path else None, path=path) from None
+                raise _named_in_file(err, state, path) from None
 
     def _check_backfills(self) -> None:
         """An unknown backfill policy is bad input, said now and where it was named."""
         state = self.state
-        named = [(self.default_backfill, "backfill" if state.default_backfill else None)]
+        named: list[tuple[str, tuple[str, ...] | None]] = [
+            (self.default_backfill, ("backfill",) if state.default_backfill else None)
+        ]
         named += [
-            (q.backfill, f"queues.{q.name}.backfill") for q in state.queues.values() if q.backfill
+            (q.backfill, ("queues", q.name, "backfill"))
+            for q in state.queues.values()
+            if q.backfill
         ]
         for name, path in named:
             try:
                 self.backfills.get(name)
             except InputError as err:
-                raise err.located(source=state.source if path else None, path=path) from None
+                raise _named_in_file(err, state, path) from None
 
     def backfill_for(self, queue: str) -> BackfillPolicy:
         """The queue's own backfill policy, else the session's default."""
