@@ -57,8 +57,7 @@ __all__ = ["Planner"]
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
 _ONE = np.zeros(1, dtype=np.intp)  # the shared profile's one "host"
-_FIRST_CANDIDATES = 16  # candidate starts screened at once (doubling up to the next)
-_MAX_CANDIDATES = 1024
+_FIRST_CANDIDATES = 16  # candidate starts screened first (then all the others at once)
 _RISES_KEPT = 8  # instants whose hosts' latest rises are kept up to date
 _TRIES_BEFORE_PEAK = 2  # failed tries after which a plan asks whether any instant fits
 
@@ -196,9 +195,9 @@ class Planner:
         screens = [(self._slot_totals(eligible), float(fewest))]
         screens += self._amount_screens(request, eligible)
         lo, chunk = 0, _FIRST_CANDIDATES
-        while lo < len(times):  # most jobs place on an early candidate
+        while lo < len(times):  # many jobs place on an early candidate; else screen all
             some = times[lo : lo + chunk]
-            lo, chunk = lo + chunk, min(2 * chunk, _MAX_CANDIDATES)
+            lo, chunk = lo + chunk, len(times)
             enough = np.ones(len(some), dtype=np.bool_)
             for steps, need in screens:
                 enough &= steps.lowest(some, duration) >= need
@@ -244,10 +243,11 @@ class Planner:
     def _candidates(self, job: PendingJob, duration: float) -> FloatArray:
         """Instants a plan may start at: now and every change of availability (and
         reservation bounds), within the job's own reservation if it names one."""
-        found = [self.profile.times(), self.shared.times()]
+        times = self.profile.times()
         bounds = [t for r in self.reservations.values() for t in (r.start, r.end) if t > self.now]
-        found.append(np.asarray(bounds, dtype=np.float64))
-        times = np.unique(np.concatenate(found))
+        extra = self.shared.times()
+        if bounds or len(extra) > 1:
+            times = np.union1d(times, np.union1d(extra, np.asarray(bounds, dtype=np.float64)))
         own = self.reservations.get(job.reservation) if job.reservation is not None else None
         if own is not None:
             times = times[(times >= own.start) & (times + duration <= own.end)]
