@@ -29,14 +29,13 @@ neither.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from xce.alloc import Decision, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, Limit, PendingJob, Queue
-from xce.entry import advertised
-from xce.errors import InputError, RegistryError
+from xce.entry import NamedRegistry
 
 __all__ = [
     "FairsharePicker",
@@ -364,36 +363,11 @@ class FairsharePicker:
 PickerFactory = Callable[[], JobPicker]
 
 
-class PickerRegistry:
+class PickerRegistry(NamedRegistry[JobPicker]):
     """Pickers by name; duplicate names are refused."""
 
-    def __init__(self) -> None:
-        self._pickers: dict[str, JobPicker] = {}
-
-    def register(self, picker: JobPicker) -> None:
-        if picker.name in self._pickers:
-            raise RegistryError(f"a picker named {picker.name!r} is already registered")
-        self._pickers[picker.name] = picker
-
-    def get(self, name: str) -> JobPicker:
-        """The picker called ``name``; an unknown name is bad input."""
-        picker = self._pickers.get(name)
-        if picker is None:
-            known = ", ".join(sorted(self._pickers))
-            raise InputError(f"unknown picker {name!r} (known: {known})")
-        return picker
-
-    def names(self) -> list[str]:
-        return list(self._pickers)
-
-    def __iter__(self) -> Iterator[JobPicker]:
-        return iter(self._pickers.values())
-
-    def load_entry_points(self, group: str = PICKER_GROUP) -> None:
-        """Register every picker that installed packages advertise in ``group``."""
-        for ep in advertised(group):
-            factory: PickerFactory = ep.load()
-            self.register(factory())
+    what = "picker"
+    group = PICKER_GROUP
 
 
 def default_pickers(*, plugins: bool = True) -> PickerRegistry:
