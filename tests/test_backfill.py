@@ -817,6 +817,8 @@ BROKEN_PROMISE = [  # id, submit, runtime (= estimate), tasks
     ("j6", 5, 2, 1),
     ("j21", 5, 1, 3),
 ]
+
+
 def broken_promise_jobs() -> list[SimJob]:
     return [SimJob(i, s, r, t, requested_time=r) for i, s, r, t in BROKEN_PROMISE]
 
@@ -881,3 +883,107 @@ def test_replays_never_over_allocate_thorough(
     state, jobs = case
     result = Simulation(state, jobs, SimOptions(backfill=policy)).run()
     verify(result, jobs)
+
+
+# ------------------------------------------- the planner's shortcuts change nothing
+
+
+@st.composite
+def resource_states(draw: st.DrawFn) -> ClusterState:
+    """Hosts with memory and a GPU tag, a licence pool, running jobs holding slots,
+    memory and licences with mixed estimates, and pending jobs asking for memory per
+    task, licences, GPU hosts, several terms or none of these: what the planner's
+    screens (slots, per-task memory, licences over a run; a job no instant can fit)
+    and its start-now probe look at."""
+    b = ClusterBuilder().at(NOW)
+    n = draw(st.integers(2, 5))
+    for i in range(n):
+        mem = float(draw(st.sampled_from((4, 8))))
+        b.host(f"h{i}", draw(st.sampled_from((2, 4))), mem=mem, gpu=i == 0 or draw(st.booleans()))
+    licences = draw(st.integers(1, 3))
+    b.shared("lic", float(licences))
+    busy = draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))
+    for r, h in enumerate(busy):
+        b.running(
+            f"r{r}",
+            {f"h{h}": 1},
+            rusage={"mem": 2.0},
+            shared={"lic": 1.0} if r < licences and draw(st.booleans()) else None,
+            start_time=float(draw(st.integers(0, 100))),
+            requested_time=draw(st.none() | st.integers(1, 150).map(float)),
+        )
+    shapes = (
+        "",
+        "rusage[mem=2]",
+        "rusage[mem=3]",
+        "rusage[lic=1]",
+        "select[gpu] rusage[mem=1]",
+        "1*{rusage[lic=1]} + 2*{rusage[mem=1]}",
+        "span[ptile=2]",
+    )
+    for j in range(draw(st.integers(1, 8))):
+        resreq = draw(st.sampled_from(shapes))
+        tasks = None if resreq.startswith("1*{") else draw(st.integers(1, 6))
+        b.job(
+            f"j{j}",
+            tasks,
+            resreq=resreq,
+            requested_time=draw(st.none() | st.integers(1, 100).map(float)),
+        )
+    return b.build(check_resreq=None)
+
+
+def _decided(state: ClusterState, policy: str, shortcuts: bool) -> tuple[Decision, ...]:
+    from xce.alloc import AllocOptions
+
+    return (
+        Session(state, backfill=policy, options=AllocOptions(shortcuts=shortcuts)).run().decisions
+    )
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@given(state=resource_states())
+@settings(max_examples=40, deadline=None)
+def test_the_planner_shortcuts_change_no_decision(policy: str, state: ClusterState) -> None:
+    """issue 12 (every shortcut behind one switch): with ``AllocOptions(shortcuts=False)``
+    the planner tries every candidate instant, places every job starting now on its view
+    and asks no screen; the decisions, plans and backfilled marks are the same."""
+    assert _decided(state, policy, False) == _decided(state, policy, True)
+
+
+def test_random_cases_reach_every_planner_shortcut() -> None:
+    """The property above is not vacuous: over 150 derandomized states, each shortcut
+    of the planner (candidates screened out by slots or amounts over the run, a view
+    short of slots, a job no instant can ever fit, a job too wide for what is free now,
+    one that fits the books but not the plan) actually spares work somewhere."""
+    from hypothesis import Phase
+
+    import xce.core.session as session_module
+    from xce.alloc.planner import Planner
+
+    made: list[Planner] = []
+
+    class Recording(Planner):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    @settings(max_examples=150, derandomize=True, database=None, phases=[Phase.generate])
+    @given(state=resource_states(), policy=st.sampled_from(POLICIES))
+    def collect(state: ClusterState, policy: str) -> None:
+        _decided(state, policy, True)
+
+    with mock.patch.object(session_module, "Planner", Recording):
+        collect()
+    reached: dict[str, int] = {}
+    for planner in made:
+        for key, count in planner.reached.items():
+            reached[key] = reached.get(key, 0) + count
+    expected = {
+        "candidates screened out",
+        "views short of slots",
+        "never fits",
+        "no view tried",
+        "reserved by totals",
+    }
+    assert {k for k, v in reached.items() if v} >= expected, reached

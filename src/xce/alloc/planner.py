@@ -26,6 +26,7 @@ its hosts, and only runs inside the window.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -86,6 +87,11 @@ class Planner:
         shared = {n: np.array([books.shared_units(n)]) for n in state.shared_total}
         self.shared = Profile(now, shared)
         self._ok = books.ok
+        # the planner's exact screens follow the allocator's switch (AllocOptions.
+        # shortcuts): off, every candidate instant is tried and every job starting now
+        # is placed on its view (a property checks no decision changes)
+        self._shortcuts = allocator.options.shortcuts
+        self.reached: Counter[str] = Counter()  # what each shortcut spared (tests read it)
         # all ok hosts' slots together over time: instants (sorted) and the total from each
         self._slot_times = np.array([now])
         self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
@@ -141,16 +147,20 @@ class Planner:
         if plain and not self._blocking(job, now, end):
             return alloc.decide(request)  # the view is the books: decided as ever
         fits_now: Decision | None = None
-        if _monotone(request):
+        if self._shortcuts and _monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
             probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
             fits_now = probe.try_place(request)
             if not isinstance(fits_now, Dispatched):
+                self.reached["no view tried"] += 1
                 return alloc.decide(request)  # the reason, as ever
-        if not named and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(
-            request
+        if (
+            self._shortcuts
+            and not named
+            and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(request)
         ):
+            self.reached["reserved by totals"] += 1
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
         else:
             view = self._view(job, now, end, starting=True, prefer=False, hint=hint)
@@ -161,8 +171,9 @@ class Planner:
             return decision
         if named:
             return decision  # its reservation's hosts are all it may use
-        if fits_now is None:
-            fits_now = alloc.try_place(request)
+        if fits_now is None:  # (on a view of the books: no cache entry as a side effect)
+            probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
+            fits_now = probe.try_place(request)
         if isinstance(fits_now, Dispatched):
             return Pending(job.id, PendInfo(PendReason.RESERVED, self._why_reserved(job, end)))
         return alloc.decide(request)  # it does not fit now: the reason, as ever
@@ -192,8 +203,8 @@ class Planner:
         fewest = _fewest(request)
         times = self._candidates(job, duration)
         eligible = self._static_hosts(request)
-        screens = [(self._slot_totals(eligible), float(fewest))]
-        screens += self._amount_screens(request, eligible)
+        screens = [(self._slot_totals(eligible), float(fewest))] if self._shortcuts else []
+        screens += self._amount_screens(request, eligible) if self._shortcuts else []
         lo, chunk = 0, _FIRST_CANDIDATES
         while lo < len(times):  # many jobs place on an early candidate; else screen all
             some = times[lo : lo + chunk]
@@ -201,21 +212,34 @@ class Planner:
             enough = np.ones(len(some), dtype=np.bool_)
             for steps, need in screens:
                 enough &= steps.lowest(some, duration) >= need
+            self.reached["candidates screened out"] += int(len(some) - np.count_nonzero(enough))
             for start in some[enough].tolist():
                 end = start + duration
                 if self._own_window(job, start, end) is not None:
                     continue
                 view = self._view(
-                    job, start, end, starting=False, prefer=True, fewest=fewest, hint=hint
+                    job,
+                    start,
+                    end,
+                    starting=False,
+                    prefer=True,
+                    fewest=fewest if self._shortcuts else 0,
+                    hint=hint,
                 )
                 if view is None:
+                    self.reached["views short of slots"] += 1
                     continue
                 placer = alloc.on_view(view, alloc.limits, explain=False, reasons=False)
                 decision = placer.try_place(request)
                 if isinstance(decision, Dispatched):
                     return PlannedStart(start, end, decision.allocation)
                 failed += 1
-                if failed == _TRIES_BEFORE_PEAK and not self._may_ever_fit(job, request):
+                if (
+                    self._shortcuts
+                    and failed == _TRIES_BEFORE_PEAK
+                    and not self._may_ever_fit(job, request)
+                ):
+                    self.reached["never fits"] += 1
                     return None  # no instant can offer enough: the rest would fail too
         return None
 
