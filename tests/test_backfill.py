@@ -954,8 +954,9 @@ def test_the_planner_shortcuts_change_no_decision(policy: str, state: ClusterSta
 def test_random_cases_reach_every_planner_shortcut() -> None:
     """The property above is not vacuous: over 150 derandomized states, each shortcut
     of the planner (candidates screened out by slots or amounts over the run, a view
-    short of slots, a job no instant can ever fit, a job too wide for what is free now,
-    one that fits the books but not the plan) actually spares work somewhere."""
+    short of slots, a job no instant can ever fit, a job wider than the free slots, one
+    that does not fit the books, one too wide for the plan's slots over its run)
+    actually spares work somewhere."""
     from hypothesis import Phase
 
     import xce.core.session as session_module
@@ -985,5 +986,6 @@ def test_random_cases_reach_every_planner_shortcut() -> None:
         "never fits",
         "no view tried",
         "reserved by totals",
+        "too wide for what is free",
     }
     assert {k for k, v in reached.items() if v} >= expected, reached

@@ -146,6 +146,9 @@ class Planner:
         plain = not named and hint is None and self._planned_from >= end
         if plain and not self._blocking(job, now, end):
             return alloc.decide(request)  # the view is the books: decided as ever
+        if self._shortcuts and _fewest(request) > alloc.books.total_slots:
+            self.reached["too wide for what is free"] += 1
+            return alloc.decide(request)  # more tasks than free slots: the reason, as ever
         fits_now: Decision | None = None
         if self._shortcuts and _monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
