@@ -8,6 +8,7 @@ replays. Hosts are ``h0``, ``h1``, ... so a host's number is its index in alloca
 
 from __future__ import annotations
 
+from dataclasses import replace
 from unittest import mock
 
 import pytest
@@ -989,3 +990,21 @@ def test_random_cases_reach_every_planner_shortcut() -> None:
         "too wide for what is free",
     }
     assert {k for k, v in reached.items() if v} >= expected, reached
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@given(state=resource_states())
+@settings(max_examples=30, deadline=None)
+def test_plans_no_one_reads_change_no_decision(policy: str, state: ClusterState) -> None:
+    """issue 12 (the simulator asks for the planned starts of a session's new jobs only):
+    ``Session.run(plans_for=...)`` skips the plans of other jobs once no later job could
+    start now; every decision and backfilled mark is the same, and so is the plan of
+    every job asked for."""
+    asked = {j.id for j in state.jobs[: len(state.jobs) // 2]}  # the later ones can skip
+    full = Session(state, backfill=policy).run().decisions
+    some = Session(state, backfill=policy).run(plans_for=asked).decisions
+
+    def without_plan(d: Decision) -> Decision:
+        return d if isinstance(d, Dispatched) or d.job in asked else replace(d, plan=None)
+
+    assert [without_plan(d) for d in some] == [without_plan(d) for d in full]
