@@ -97,6 +97,7 @@ class Planner:
         self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
         self._steps: _Steps | None = None
         self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
+        self._hint_keys: dict[int, tuple[IndexArray, FloatArray]] = {}
         self._rises: dict[float, FloatArray] = {}  # instant -> each host's latest rise
         self._running_ends(allocator)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
@@ -458,10 +459,14 @@ class Planner:
     def _hint_key(self, hint: IndexArray) -> FloatArray:
         """A sort key putting ``hint``'s hosts first, in its order (a planned placement's
         claim order, so the same placement is found again where it still fits)."""
+        kept = self._hint_keys.get(id(hint))
+        if kept is not None and kept[0] is hint:
+            return kept[1]
         n = len(self._ok)
         key = np.full(n, float(n))
         hosts, at = np.unique(hint, return_index=True)  # each host's first position
         key[hosts] = at
+        self._hint_keys[id(hint)] = (hint, key)  # the hint kept alive: its id stays its own
         return key
 
     def _preference(self, start: float) -> FloatArray:

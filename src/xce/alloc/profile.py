@@ -102,6 +102,7 @@ class _Events:
 
 
 _MERGE_AT = 4096  # recent changes kept apart at most (or an eighth of the table)
+_FEW_INSTANTS = 8  # new instants merged one by one (more: one sorted union)
 _AT_CACHE = 8  # instants whose availability is kept up to date
 _NO_TIMES = np.zeros(0, dtype=np.float64)
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
@@ -192,11 +193,15 @@ class Profile:
     def times(self) -> FloatArray:
         """``now`` and every later instant at which some availability changes, sorted:
         the candidate start times of a plan (read-only)."""
-        if self._new_instants:
-            new = np.unique(np.asarray(self._new_instants, dtype=np.float64))
-            self._new_instants.clear()
-            merged = np.union1d(self._instants, new)
-            self._instants = merged
+        new = self._new_instants
+        if len(new) <= _FEW_INSTANTS:  # a hold's start and end: insert them one by one
+            for t in new:
+                at = int(np.searchsorted(self._instants, t))
+                if at == len(self._instants) or self._instants[at] != t:
+                    self._instants = np.insert(self._instants, at, t)
+        else:
+            self._instants = np.union1d(self._instants, np.asarray(new, dtype=np.float64))
+        new.clear()
         return self._instants
 
     def events(self, name: str) -> tuple[FloatArray, IndexArray, FloatArray]:
