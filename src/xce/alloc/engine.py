@@ -153,6 +153,10 @@ class Allocator:
         self._groups.clear()  # host attributes may have changed between sessions
         self._failed.clear()
         self.preempted.clear()
+        prints = self._prints
+        if len(prints) > 2 * len(self.state.running) + 64:  # jobs that ended since
+            running = {r.id for r in self.state.running}
+            self._prints = {k: v for k, v in prints.items() if k in running}
 
     # --- job level -------------------------------------------------------------------
     def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
