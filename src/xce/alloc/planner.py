@@ -147,7 +147,7 @@ class Planner:
         plain = not named and hint is None and self._planned_from >= end
         if plain and not self._blocking(job, now, end):
             return alloc.decide(request)  # the view is the books: decided as ever
-        if self._shortcuts and _fewest(request) > alloc.books.total_slots:
+        if self._shortcuts and request.requirement.fewest_tasks > alloc.books.total_slots:
             self.reached["too wide for what is free"] += 1
             return alloc.decide(request)  # more tasks than free slots: the reason, as ever
         fits_now: Decision | None = None
@@ -162,7 +162,8 @@ class Planner:
         if (
             self._shortcuts
             and not named
-            and self._slot_totals().lowest(np.array([now]), duration)[0] < _fewest(request)
+            and self._slot_totals().lowest(np.array([now]), duration)[0]
+            < request.requirement.fewest_tasks
         ):
             self.reached["reserved by totals"] += 1
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
@@ -204,7 +205,7 @@ class Planner:
         placement can use more slots than there are)."""
         alloc = self.allocator
         failed = 0
-        fewest = _fewest(request)
+        fewest = request.requirement.fewest_tasks
         times = self._candidates(job, duration)
         eligible = self._static_hosts(request)
         screens = [(self._slot_totals(eligible), float(fewest))] if self._shortcuts else []
@@ -302,13 +303,10 @@ class Planner:
         """The profile's slots over every ok host together (kept until the next
         change), or over the ok ``hosts`` only (made now), as a step function."""
         if hosts is not None:
-            return self._slot_totals_on(hosts & self._ok)
+            return _steps_of(self.profile, SLOTS, hosts & self._ok, self.now)
         if self._steps is None:
             self._steps = _Steps(self._slot_times, self._slot_values)
         return self._steps
-
-    def _slot_totals_on(self, hosts: npt.NDArray[np.bool_]) -> _Steps:
-        return _steps_of(self.profile, SLOTS, hosts, self.now)
 
     def _may_ever_fit(self, job: PendingJob, request: JobRequest) -> bool:
         """Whether the job fits each host's highest availability from now on (and the
@@ -550,11 +548,6 @@ def _steps_of(
     at, first = np.unique(t, return_index=True)
     values = total + np.concatenate(([0.0], np.cumsum(np.add.reduceat(d, first))))
     return _Steps(np.concatenate(([now], at)), values)
-
-
-def _fewest(request: JobRequest) -> int:
-    """The fewest tasks (so slots) any alternative of the job needs."""
-    return min(sum(p.tasks for p in alt) for alt in request.requirement.alternatives)
 
 
 def _monotone(request: JobRequest) -> bool:

@@ -264,21 +264,11 @@ class Profile:
             base = self._now[name].copy()
             if len(t):
                 order = np.lexsort((t, h))
-                t, h, d = t[order], h[order], d[order]
-                first = np.ones(len(t), dtype=np.bool_)
-                first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
-                starts = np.flatnonzero(first)
-                d, h, t = np.add.reduceat(d, starts), h[starts], t[starts]
-                running = np.cumsum(d)
-                group = np.ones(len(h), dtype=np.bool_)
-                group[1:] = h[1:] != h[:-1]
-                heads = np.flatnonzero(group)
-                before = np.concatenate(([0.0], running))[heads]
-                running -= np.repeat(before, np.diff(np.append(heads, len(h))))
+                hosts_of, first_at, running, heads = _per_host_sums(t[order], h[order], d[order])
                 highest = np.maximum.reduceat(running, heads)
                 # the availability now counts too, unless a change happens at now
-                highest = np.where(t[heads] > self.now, np.maximum(highest, 0.0), highest)
-                base[h[heads]] += highest
+                highest = np.where(first_at > self.now, np.maximum(highest, 0.0), highest)
+                base[hosts_of] += highest
             out[name] = base
         return out
 
@@ -328,23 +318,31 @@ class Profile:
                 return None
         # by host, then time (the table part is by time already)
         order = np.lexsort((t, h)) if mixed else np.argsort(h, kind="stable")
-        t, h, d = t[order], h[order], d[order]
-        # one change per (host, instant): what happens at one instant happens at once
-        first = np.ones(len(t), dtype=np.bool_)
-        first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
-        starts = np.flatnonzero(first)
-        d, h = np.add.reduceat(d, starts), h[starts]
-        # running sum within each host, and its lowest point
-        running = np.cumsum(d)
-        group = np.ones(len(h), dtype=np.bool_)
-        group[1:] = h[1:] != h[:-1]
-        heads = np.flatnonzero(group)
-        before = np.concatenate(([0.0], running))[heads]  # the sum before each host's first
-        running -= np.repeat(before, np.diff(np.append(heads, len(h))))
+        hosts_of, _, running, heads = _per_host_sums(t[order], h[order], d[order])
         lowest = np.minimum.reduceat(running, heads)
         dip = np.zeros(self._n)
-        dip[h[heads]] = np.minimum(lowest, 0.0)
+        dip[hosts_of] = np.minimum(lowest, 0.0)
         return dip
+
+
+def _per_host_sums(
+    t: FloatArray, h: IndexArray, d: FloatArray
+) -> tuple[IndexArray, FloatArray, FloatArray, IndexArray]:
+    """Changes sorted by host, then time, as running sums within each host: what happens
+    at one instant happens at once (the changes of one (host, instant) are summed).
+    Returns each host's index and its first instant (one per host, in order), the
+    running sums, and where each host's sums begin in them (for ``reduceat``)."""
+    first = np.ones(len(t), dtype=np.bool_)
+    first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
+    starts = np.flatnonzero(first)
+    d, h, t = np.add.reduceat(d, starts), h[starts], t[starts]
+    running = np.cumsum(d)
+    group = np.ones(len(h), dtype=np.bool_)
+    group[1:] = h[1:] != h[:-1]
+    heads = np.flatnonzero(group)
+    before = np.concatenate(([0.0], running))[heads]  # the sum before each host's first
+    running -= np.repeat(before, np.diff(np.append(heads, len(h))))
+    return h[heads], t[heads], running, heads
 
 
 def _columns(holdings: Iterable[Holding]) -> tuple[IndexArray, dict[str, FloatArray]]:

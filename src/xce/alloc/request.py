@@ -129,10 +129,13 @@ class PreparedRequirement:
     resreq: Resreq
     alternatives: tuple[tuple[PreparedPrimary, ...], ...]
     shared: bool = field(init=False)  # some primary wants a shared amount
+    fewest_tasks: int = field(init=False)  # the fewest tasks (so slots) any alternative needs
 
     def __post_init__(self) -> None:
         wants = any(pp.wants.shared for alt in self.alternatives for pp in alt)
         object.__setattr__(self, "shared", wants)
+        fewest = min((sum(p.tasks for p in alt) for alt in self.alternatives), default=0)
+        object.__setattr__(self, "fewest_tasks", fewest)
 
     @property
     def is_alter(self) -> bool:

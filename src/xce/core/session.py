@@ -311,11 +311,6 @@ class Session:
             return None
         return found[1]
 
-    def _fewest(self, job: PendingJob) -> int:
-        """The fewest tasks (so slots) any alternative of ``job`` needs."""
-        alternatives = self._request(job).requirement.alternatives
-        return min(sum(p.tasks for p in alt) for alt in alternatives)
-
     def _decide(self, pick: Pick) -> Decision:
         planner = self._planner
         if planner is not None:
@@ -440,7 +435,8 @@ class Session:
             skip_blocked = False  # a plan, not the picker, may decide who waits
             if self._report is not None:
                 self._startable = _Startable(
-                    [(self._fewest(j), j.id) for j in pending], self._decided
+                    [(self._request(j).requirement.fewest_tasks, j.id) for j in pending],
+                    self._decided,
                 )
         try:
             picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)

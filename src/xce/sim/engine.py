@@ -689,8 +689,7 @@ class Simulation:
         """The fewest tasks any alternative of ``job`` needs."""
         fewest = self._fewest.get(job.id)
         if fewest is None:
-            requirement = job_request(job, self.core.catalog).requirement
-            fewest = min(sum(p.tasks for p in alt) for alt in requirement.alternatives)
+            fewest = job_request(job, self.core.catalog).requirement.fewest_tasks
             self._fewest[job.id] = fewest
         return fewest
 
