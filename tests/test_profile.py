@@ -120,21 +120,26 @@ def test_bad_windows_and_changes_are_internal_errors() -> None:
     assert profile.at(12.0)["slots"].tolist() == [1.0]
 
 
-@pytest.mark.parametrize("merge_at", [0, 3, 4096])
+@pytest.mark.parametrize(("merge_at", "gap", "rows"), [(0, 0, 3), (3, 1, 4), (4096, 512, 16)])
 @given(data=st.data())
-def test_queries_between_changes_match_a_fresh_profile(data: st.DataObject, merge_at: int) -> None:
-    """issue 12: a profile queried as changes come in (its availability at recent
-    instants kept up to date, recent changes kept apart from the sorted table and
-    merged now and then: after every change, every 3, or never here) answers every
-    ``at`` and ``window`` exactly as a profile given all the changes at once, and its
-    ``peak`` is each host's highest availability at any instant from now on."""
+def test_queries_between_changes_match_a_fresh_profile(
+    data: st.DataObject, merge_at: int, gap: int, rows: int
+) -> None:
+    """issue 12: a profile queried as changes come in (recent changes kept apart from
+    the sorted table and merged now and then: after every change, every 3, or never
+    here; snapshots left by queries, kept exact as changes come in, and dropped when
+    more than ``rows`` are kept) answers every ``at`` and ``window`` exactly as a
+    profile given all the changes at once; its ``peak`` is each host's highest
+    availability at any instant from now on, and ``latest_rise`` each host's latest
+    change above 0 at or before the instant asked."""
     import xce.alloc.profile as module
 
-    saved, module._MERGE_AT = module._MERGE_AT, merge_at
+    saved = module._MERGE_AT, module._SNAPSHOT_GAP, module._SNAPSHOTS
+    module._MERGE_AT, module._SNAPSHOT_GAP, module._SNAPSHOTS = merge_at, gap, rows
     try:
         _check_between_changes(data)
     finally:
-        module._MERGE_AT = saved
+        module._MERGE_AT, module._SNAPSHOT_GAP, module._SNAPSHOTS = saved
 
 
 def _check_between_changes(data: st.DataObject) -> None:
@@ -169,3 +174,19 @@ def _check_between_changes(data: st.DataObject) -> None:
         assert profile.times().tolist() == fresh.times().tolist()
         highest = np.max([fresh.at(i)["slots"] for i in fresh.times().tolist()], axis=0)
         assert profile.peak()["slots"].tolist() == highest.tolist()
+        assert profile.latest_rise("slots", t).tolist() == _latest_rises(applied, n, t)
+
+
+def _latest_rises(applied: list[tuple[Any, ...]], n: int, t: float) -> list[float]:
+    """Brute force: per host, the latest change above 0 at or before ``t``."""
+    latest = [-math.inf] * n
+    for change in applied:
+        if change[0] == "release":
+            rises = [(change[1], change[2])]
+        else:
+            rises = [(change[2], change[3])] if math.isfinite(change[2]) else []
+        for when, hosts in rises:
+            if when <= t:
+                for h in hosts.tolist():
+                    latest[h] = max(latest[h], when)
+    return latest

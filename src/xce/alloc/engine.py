@@ -855,6 +855,17 @@ class _Capacity:
     def admits(self, plan: Plan, tasks: int) -> bool:
         if plan.fill:
             return self.total >= tasks
+        needed, previous = 0, 1 << 62
+        for size, count in plan.size_runs():  # descending sizes (the contract): one pass
+            if size >= previous:
+                return self._admits_any_order(plan)
+            previous = size
+            needed += count  # buckets of at least this size need that many distinct hosts
+            if self.hosts_taking(size) < needed:
+                return False
+        return True
+
+    def _admits_any_order(self, plan: Plan) -> bool:
         needed = 0
         sizes: Counter[int] = Counter()
         for size, count in plan.size_runs():

@@ -59,7 +59,6 @@ FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
 _ONE = np.zeros(1, dtype=np.intp)  # the shared profile's one "host"
 _FIRST_CANDIDATES = 16  # candidate starts screened first (then all the others at once)
-_RISES_KEPT = 8  # instants whose hosts' latest rises are kept up to date
 _TRIES_BEFORE_PEAK = 2  # failed tries after which a plan asks whether any instant fits
 
 
@@ -98,7 +97,6 @@ class Planner:
         self._steps: _Steps | None = None
         self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
         self._hint_keys: dict[int, tuple[IndexArray, FloatArray]] = {}
-        self._rises: dict[float, FloatArray] = {}  # instant -> each host's latest rise
         self._running_ends(allocator)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
         self._planned_from = math.inf  # earliest start of a planned (not started) hold
@@ -162,8 +160,9 @@ class Planner:
         if (
             self._shortcuts
             and not named
-            and self._slot_totals().lowest(np.array([now]), duration)[0]
-            < request.requirement.fewest_tasks
+            and not self._slot_totals().holds(
+                np.array([now]), duration, request.requirement.fewest_tasks
+            )[0]
         ):
             self.reached["reserved by totals"] += 1
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
@@ -216,7 +215,7 @@ class Planner:
             lo, chunk = lo + chunk, len(times)
             enough = np.ones(len(some), dtype=np.bool_)
             for steps, need in screens:
-                enough &= steps.lowest(some, duration) >= need
+                enough &= steps.holds(some, duration, need)
             self.reached["candidates screened out"] += int(len(some) - np.count_nonzero(enough))
             for start in some[enough].tolist():
                 end = start + duration
@@ -283,21 +282,18 @@ class Planner:
         return times
 
     def _tally(self, at: float, hosts: IndexArray, slots: FloatArray) -> None:
-        """Record a change, from ``at`` on, of the slots of all ok hosts together, and
-        of each host's latest rise (see _slot_totals, _preference)."""
+        """Record a change, from ``at`` on, of the slots of all ok hosts together (see
+        _slot_totals)."""
         change = float(np.sum(slots[self._ok[hosts]]))
         if change:
             times = self._slot_times
             i = int(np.searchsorted(times, at, side="left"))
             if i == len(times) or times[i] != at:
-                self._slot_times = np.insert(times, i, at)
-                self._slot_values = np.insert(self._slot_values, i, self._slot_values[i - 1])
+                values = self._slot_values
+                self._slot_times = np.concatenate((times[:i], [at], times[i:]))
+                self._slot_values = np.concatenate((values[:i], values[i - 1 : i], values[i:]))
             self._slot_values[i:] += change
             self._steps = None
-        if change > 0:
-            for when, latest in self._rises.items():
-                if at <= when:
-                    np.maximum.at(latest, hosts, at)
 
     def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> _Steps:
         """The profile's slots over every ok host together (kept until the next
@@ -470,16 +466,7 @@ class Planner:
     def _preference(self, start: float) -> FloatArray:
         """Per host: minus the latest instant up to ``start`` at which its slots rise
         (hosts freed latest first; hosts free all along last)."""
-        latest = self._rises.get(start)
-        if latest is None:
-            if len(self._rises) >= _RISES_KEPT:
-                del self._rises[next(iter(self._rises))]
-            latest = np.full(self.allocator.state.hosts.n, -np.inf)
-            for times, hosts, deltas in self.profile.parts(SLOTS):
-                rise = (deltas > 0) & (times <= start)
-                np.maximum.at(latest, hosts[rise], times[rise])
-            self._rises[start] = latest  # kept up to date by _tally
-        return -latest
+        return -self.profile.latest_rise(SLOTS, start)
 
     def _why_reserved(self, job: PendingJob, end: float) -> str:
         blocking = self._overlapping(job, self.now, end) if self.reservations else []
@@ -500,36 +487,32 @@ class Planner:
 
 class _Steps:
     """A step function: ``values[i]`` from ``times[i]`` until ``times[i + 1]`` (the last
-    for ever), with range minima in O(1) per query (a sparse table: row k holds the
-    minimum of each run of 2**k values)."""
+    for ever)."""
 
     def __init__(self, times: FloatArray, values: FloatArray) -> None:
         self.times = times
-        m = len(values)
-        levels = max(int(m).bit_length(), 1)
-        table = np.full((levels, m), np.inf)
-        table[0] = values
-        width = 1
-        for k in range(1, levels):
-            table[k, : m - 2 * width + 1] = np.minimum(
-                table[k - 1, : m - 2 * width + 1], table[k - 1, width : m - width + 1]
-            )
-            width *= 2
-        self._table = table
+        self.values = values
+        self._below: dict[float, tuple[npt.NDArray[np.bool_], FloatArray]] = {}
 
-    def lowest(self, starts: FloatArray, duration: float) -> FloatArray:
-        """Per start, the function's lowest value over ``[start, start + duration)``."""
+    def holds(self, starts: FloatArray, duration: float, need: float) -> npt.NDArray[np.bool_]:
+        """Per start, whether the function is at least ``need`` all over ``[start,
+        start + duration)`` (to the end, if the duration is not finite and positive):
+        the step in force at the start is, and no step below ``need`` begins before the
+        end. O((steps + starts) log steps), whatever the duration."""
         times = self.times
-        i = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+        below = self._below.get(need)
+        if below is None:  # which steps are short, and when each begins (then for ever)
+            short = self.values < need
+            below = self._below[need] = (short, np.append(times[short], np.inf))
+        short, low = below
+        at = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
+        ok: npt.NDArray[np.bool_] = ~short[at]
+        if len(low) == 1:
+            return ok
+        after = low[np.searchsorted(low[:-1], starts, side="right")]  # the first after
         if math.isfinite(duration) and duration > 0:
-            j = np.searchsorted(times, starts + duration, side="left")
-            j = np.maximum(j, i + 1)
-        else:
-            j = np.full(len(starts), len(times))
-        level = np.frexp(j - i)[1] - 1  # floor(log2(span)), exact for whole numbers
-        table = self._table
-        low: FloatArray = np.minimum(table[level, i], table[level, j - (1 << level)])
-        return low
+            return ok & (after >= starts + duration)
+        return ok & np.isinf(after)
 
 
 def _steps_of(

@@ -19,7 +19,9 @@ number of units: sums are exact.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,19 +40,108 @@ class _Events:
     """One resource's changes: a time-sorted table (time, host, delta) and the changes
     added since it was last merged, kept apart (in the order added) until they are many
     enough to be worth a merge, so a session that adds a change per job does not copy
-    the whole table each time. Queries read both parts (:meth:`parts`)."""
+    the whole table each time. Queries read both parts (:meth:`parts`).
 
-    __slots__ = ("_chunks", "_recent", "_table", "count")
+    It also keeps *snapshots*: every host's availability, and the instant of its latest
+    rise (a change above 0), at a few instants (the first is the profile's start), kept
+    exact as changes come in. A query at T starts from the latest snapshot at or before
+    T and adds only the changes since, so its cost follows the changes in between, not
+    all the changes before T; a query that had many to add leaves a snapshot at T."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_chunks", "_recent", "_rise", "_rows", "_snap", "_table", "_when", "count")
+
+    def __init__(self, now: float, base: FloatArray) -> None:
         self._chunks: list[tuple[float, IndexArray, FloatArray]] = []
         self._recent: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
         self._table: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
         self.count = 0
+        self._when: list[float] = [now]  # the snapshots' instants, sorted
+        self._snap: FloatArray = np.empty((_SNAPSHOTS, len(base)))
+        self._rise: FloatArray = np.empty((_SNAPSHOTS, len(base)))
+        self._snap[0] = base
+        self._rise[0] = -np.inf
+        self._rows = 1
 
     def add(self, time: float, hosts: IndexArray, deltas: FloatArray) -> None:
         self._chunks.append((time, hosts, deltas))
         self.count += len(hosts)
+        first, rows = bisect_left(self._when, time), self._rows  # snapshots it reaches
+        if first < rows:
+            every: Any = (slice(None), hosts)  # each snapshot from ``first`` on
+            np.add.at(self._snap[first:rows], every, deltas)
+            up = deltas > 0
+            if up.any():
+                rising: Any = (slice(None), hosts[up])
+                np.maximum.at(self._rise[first:rows], rising, time)
+
+    def at(self, time: float) -> FloatArray:
+        """Every host's availability at ``time`` (each change at or before it applied; a
+        new array)."""
+        row, (t, h, d) = self._since_snapshot(time)
+        out: FloatArray = self._snap[row].copy()
+        if len(h):
+            out += np.bincount(h, weights=d, minlength=len(out))
+            self._keep(time, row, out, t, h, d)
+        return out
+
+    def latest_rise(self, time: float) -> FloatArray:
+        """Per host, the latest instant at or before ``time`` of a change above 0
+        (-inf: none; a new array)."""
+        row, (t, h, d) = self._since_snapshot(time)
+        out: FloatArray = self._rise[row].copy()
+        up = d > 0
+        if up.any():
+            np.maximum.at(out, h[up], t[up])
+        return out
+
+    def _since_snapshot(self, time: float) -> tuple[int, tuple[FloatArray, IndexArray, FloatArray]]:
+        """The latest snapshot at or before ``time``, and the changes after it up to
+        ``time`` (in no particular order)."""
+        row = bisect_right(self._when, time) - 1
+        since = self._when[row]
+        if since == time:
+            return row, _EMPTY
+        (times, hosts, deltas), (rt, rh, rd) = self.parts()
+        lo = int(np.searchsorted(times, since, side="right"))
+        hi = int(np.searchsorted(times, time, side="right"))
+        t, h, d = times[lo:hi], hosts[lo:hi], deltas[lo:hi]
+        if len(rt):
+            due = (rt > since) & (rt <= time)
+            if due.any():
+                t = np.concatenate((t, rt[due]))
+                h = np.concatenate((h, rh[due]))
+                d = np.concatenate((d, rd[due]))
+        return row, (t, h, d)
+
+    def _keep(
+        self, time: float, row: int, at: FloatArray, t: FloatArray, h: IndexArray, d: FloatArray
+    ) -> None:
+        """Leave a snapshot at ``time`` (availability ``at``; ``t, h, d``: the changes
+        since snapshot ``row``) if a query there had many changes to add."""
+        if len(h) < _SNAPSHOT_GAP or not math.isfinite(time):
+            return
+        rise = self._rise[row].copy()
+        up = d > 0
+        if up.any():
+            np.maximum.at(rise, h[up], t[up])
+        if self._rows == _SNAPSHOTS:  # drop the one closest to its neighbours in time
+            when = np.asarray(self._when)
+            gone = 1 + int(np.argmin(when[2:] - when[:-2])) if self._rows > 2 else 1
+            self._drop(gone)
+            row -= row >= gone
+        at_row, rows = row + 1, self._rows
+        for table, values in ((self._snap, at), (self._rise, rise)):
+            table[at_row + 1 : rows + 1] = table[at_row:rows]
+            table[at_row] = values
+        self._when.insert(at_row, time)
+        self._rows += 1
+
+    def _drop(self, row: int) -> None:
+        rows = self._rows
+        for table in (self._snap, self._rise):
+            table[row : rows - 1] = table[row + 1 : rows]
+        del self._when[row]
+        self._rows -= 1
 
     def arrays(self) -> tuple[FloatArray, IndexArray, FloatArray]:
         """Every change, sorted by time (changes of one instant in the order added)."""
@@ -65,7 +156,7 @@ class _Events:
     ]:
         """(the sorted table, the recent changes in the order added)."""
         self._gather()
-        if len(self._recent[0]) > max(_MERGE_AT, len(self._table[0]) // 8):
+        if len(self._recent[0]) > max(_MERGE_AT, len(self._table[0]) // 32):
             self._merge()
         return self._table, self._recent
 
@@ -101,9 +192,10 @@ class _Events:
         self._table = (np.insert(times, at, t), np.insert(hosts, at, h), np.insert(deltas, at, d))
 
 
-_MERGE_AT = 4096  # recent changes kept apart at most (or an eighth of the table)
+_MERGE_AT = 1024  # recent changes kept apart at most (or a 32nd of the table)
 _FEW_INSTANTS = 8  # new instants merged one by one (more: one sorted union)
-_AT_CACHE = 8  # instants whose availability is kept up to date
+_SNAPSHOTS = 16  # snapshots kept per resource (the profile's start included)
+_SNAPSHOT_GAP = 512  # a query that adds at least this many changes leaves a snapshot
 _NO_TIMES = np.zeros(0, dtype=np.float64)
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
 _EMPTY = (_NO_TIMES, _NO_HOSTS, _NO_TIMES)
@@ -123,11 +215,9 @@ class Profile:
         self.now = now
         self._now = {name: np.array(a, dtype=np.float64) for name, a in available.items()}
         self._n = len(next(iter(self._now.values()))) if self._now else 0
-        self._events = {name: _Events() for name in self._now}
+        self._events = {name: _Events(now, a) for name, a in self._now.items()}
         self._instants = np.asarray([now], dtype=np.float64)  # sorted, distinct
         self._new_instants: list[float] = []
-        # availability at recently asked instants, kept up to date as changes come in
-        self._at_cache: dict[float, dict[str, FloatArray]] = {}
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -173,9 +263,6 @@ class Profile:
             if name not in events:
                 raise InternalError(f"the profile has no resource {name!r}")
             units = np.asarray(units, dtype=np.float64)
-            for when, cached in self._at_cache.items():
-                if at <= when:
-                    np.add.at(cached[name], hosts, sign * units)
             some = units != 0
             if some.all():
                 events[name].add(at, hosts, units if sign > 0 else -units)
@@ -196,9 +283,10 @@ class Profile:
         new = self._new_instants
         if len(new) <= _FEW_INSTANTS:  # a hold's start and end: insert them one by one
             for t in new:
-                at = int(np.searchsorted(self._instants, t))
-                if at == len(self._instants) or self._instants[at] != t:
-                    self._instants = np.insert(self._instants, at, t)
+                instants = self._instants
+                at = int(np.searchsorted(instants, t))
+                if at == len(instants) or instants[at] != t:
+                    self._instants = np.concatenate((instants[:at], [t], instants[at:]))
         else:
             self._instants = np.union1d(self._instants, np.asarray(new, dtype=np.float64))
         new.clear()
@@ -218,6 +306,14 @@ class Profile:
     def at(self, time: float) -> dict[str, FloatArray]:
         """Availability at ``time`` (every change at or before it applied)."""
         return {name: self._at(name, time) for name in self._now}
+
+    def latest_rise(self, name: str, time: float) -> FloatArray:
+        """Per host, the latest instant at or before ``time`` at which resource
+        ``name`` rises (a change above 0: a running job's end, a planned job's end);
+        -inf where it never does."""
+        if not self.now <= time:
+            raise InternalError(f"a query at {time} is before the profile's start {self.now}")
+        return self._events[name].latest_rise(time)
 
     def window(
         self,
@@ -264,8 +360,9 @@ class Profile:
             base = self._now[name].copy()
             if len(t):
                 order = np.lexsort((t, h))
-                hosts_of, first_at, running, heads = _per_host_sums(t[order], h[order], d[order])
-                highest = np.maximum.reduceat(running, heads)
+                hosts_of, first_at, highest = _per_host_extremes(
+                    t[order], h[order], d[order], np.maximum
+                )
                 # the availability now counts too, unless a change happens at now
                 highest = np.where(first_at > self.now, np.maximum(highest, 0.0), highest)
                 base[hosts_of] += highest
@@ -274,23 +371,7 @@ class Profile:
 
     def _at(self, name: str, time: float) -> FloatArray:
         """Availability of ``name`` at ``time`` (a new array)."""
-        cached = self._at_cache.get(time)
-        if cached is None:
-            if len(self._at_cache) >= _AT_CACHE:
-                del self._at_cache[next(iter(self._at_cache))]  # the oldest asked
-            cached = self._at_cache[time] = {n: self._at_now(n, time) for n in self._now}
-        return cached[name].copy()
-
-    def _at_now(self, name: str, time: float) -> FloatArray:
-        (times, hosts, deltas), (rt, rh, rd) = self._events[name].parts()
-        k = int(np.searchsorted(times, time, side="right"))
-        base = self._now[name].copy()
-        if k:
-            base += np.bincount(hosts[:k], weights=deltas[:k], minlength=self._n)
-        if len(rt):
-            due = rt <= time
-            base += np.bincount(rh[due], weights=rd[due], minlength=self._n)
-        return base
+        return self._events[name].at(time)
 
     def _dip(
         self, name: str, start: float, end: float, wanted: npt.NDArray[np.bool_] | None
@@ -318,20 +399,21 @@ class Profile:
                 return None
         # by host, then time (the table part is by time already)
         order = np.lexsort((t, h)) if mixed else np.argsort(h, kind="stable")
-        hosts_of, _, running, heads = _per_host_sums(t[order], h[order], d[order])
-        lowest = np.minimum.reduceat(running, heads)
+        hosts_of, _, lowest = _per_host_extremes(t[order], h[order], d[order], np.minimum)
         dip = np.zeros(self._n)
         dip[hosts_of] = np.minimum(lowest, 0.0)
         return dip
 
 
-def _per_host_sums(
-    t: FloatArray, h: IndexArray, d: FloatArray
-) -> tuple[IndexArray, FloatArray, FloatArray, IndexArray]:
+def _per_host_extremes(
+    t: FloatArray, h: IndexArray, d: FloatArray, reduce: np.ufunc
+) -> tuple[IndexArray, FloatArray, FloatArray]:
     """Changes sorted by host, then time, as running sums within each host: what happens
     at one instant happens at once (the changes of one (host, instant) are summed).
-    Returns each host's index and its first instant (one per host, in order), the
-    running sums, and where each host's sums begin in them (for ``reduceat``)."""
+    Returns each host's index and its first instant (one per host, in order), and each
+    host's lowest or highest running sum (``reduce``: ``np.minimum`` or ``np.maximum``).
+    One running sum serves every host: a host's sums are the overall ones less the sum
+    before its first change (exact: every amount is a whole number of units)."""
     first = np.ones(len(t), dtype=np.bool_)
     first[1:] = (h[1:] != h[:-1]) | (t[1:] != t[:-1])
     starts = np.flatnonzero(first)
@@ -340,9 +422,9 @@ def _per_host_sums(
     group = np.ones(len(h), dtype=np.bool_)
     group[1:] = h[1:] != h[:-1]
     heads = np.flatnonzero(group)
-    before = np.concatenate(([0.0], running))[heads]  # the sum before each host's first
-    running -= np.repeat(before, np.diff(np.append(heads, len(h))))
-    return h[heads], t[heads], running, heads
+    before = running[heads] - d[heads]
+    extremes: FloatArray = reduce.reduceat(running, heads) - before
+    return h[heads], t[heads], extremes
 
 
 def _columns(holdings: Iterable[Holding]) -> tuple[IndexArray, dict[str, FloatArray]]:
