@@ -893,9 +893,10 @@ def test_replays_never_over_allocate_thorough(
 def resource_states(draw: st.DrawFn) -> ClusterState:
     """Hosts with memory and a GPU tag, a licence pool, running jobs holding slots,
     memory and licences with mixed estimates, and pending jobs asking for memory per
-    task, licences, GPU hosts, several terms or none of these: what the planner's
-    screens (slots, per-task memory, licences over a run; a job no instant can fit)
-    and its start-now probe look at."""
+    task, licences, GPU hosts, several terms or none of these, often several jobs
+    alike: what the planner's screens (slots, per-task memory, licences over a run; a
+    job no instant can fit) and its start-now probe (and its answer kept for jobs
+    alike) look at."""
     b = ClusterBuilder().at(NOW)
     n = draw(st.integers(2, 5))
     for i in range(n):
@@ -922,9 +923,14 @@ def resource_states(draw: st.DrawFn) -> ClusterState:
         "1*{rusage[lic=1]} + 2*{rusage[mem=1]}",
         "span[ptile=2]",
     )
+    made: list[tuple[str, int | None]] = []
     for j in range(draw(st.integers(1, 8))):
-        resreq = draw(st.sampled_from(shapes))
-        tasks = None if resreq.startswith("1*{") else draw(st.integers(1, 6))
+        if made and draw(st.booleans()):  # another job like an earlier one
+            resreq, tasks = made[draw(st.integers(0, len(made) - 1))]
+        else:
+            resreq = draw(st.sampled_from(shapes))
+            tasks = None if resreq.startswith("1*{") else draw(st.integers(1, 6))
+            made.append((resreq, tasks))
         b.job(
             f"j{j}",
             tasks,
@@ -952,12 +958,42 @@ def test_the_planner_shortcuts_change_no_decision(policy: str, state: ClusterSta
     assert _decided(state, policy, False) == _decided(state, policy, True)
 
 
+def test_a_known_fit_is_forgotten_when_a_job_starts() -> None:
+    """issue 12 (the probe's answer kept for jobs alike): job a (two tasks on one host)
+    fits the books now but pends RESERVED (w is planned on every host before a would
+    end); c then starts, one task on each free host; b, like a, no longer fits the
+    books (three slots free, none two on one host): it pends for want of a host, not
+    RESERVED, with the shortcut on or off."""
+    from xce.alloc import AllocOptions
+
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 2).host("h1", 2).host("h2", 2).host("h3", 2)
+    b.running("r0", {"h0": 2}, start_time=0.0, requested_time=10.0)
+    b.job("w", 8, requested_time=100.0)
+    b.job("a", 2, resreq="span[hosts=1]", requested_time=50.0)
+    b.job("c", 3, resreq="span[ptile=1]", requested_time=5.0)
+    b.job("b", 2, resreq="span[hosts=1]", requested_time=50.0)
+    state = b.build()
+    runs = []
+    for shortcuts in (True, False):
+        options = AllocOptions(shortcuts=shortcuts)
+        decided = Session(state, backfill="conservative", options=options).run().decisions
+        got = {d.job: d for d in decided}
+        assert isinstance(got["a"], Pending) and got["a"].info.reason is PendReason.RESERVED
+        assert isinstance(got["c"], Dispatched) and got["c"].backfilled
+        assert isinstance(got["b"], Pending)
+        assert got["b"].info.reason is not PendReason.RESERVED, got["b"].info
+        runs.append(decided)
+    assert runs[0] == runs[1]
+
+
 def test_random_cases_reach_every_planner_shortcut() -> None:
     """The property above is not vacuous: over 150 derandomized states, each shortcut
     of the planner (candidates screened out by slots or amounts over the run, a view
     short of slots, a job no instant can ever fit, a job wider than the free slots, one
-    that does not fit the books, one too wide for the plan's slots over its run)
-    actually spares work somewhere."""
+    that does not fit the books, one too wide for the plan's slots over its run, whether
+    a job of the same requirement and owner fits the unchanged books) actually spares
+    work somewhere."""
     from hypothesis import Phase
 
     import xce.core.session as session_module
@@ -988,6 +1024,7 @@ def test_random_cases_reach_every_planner_shortcut() -> None:
         "no view tried",
         "reserved by totals",
         "too wide for what is free",
+        "fit now known",
     }
     assert {k for k, v in reached.items() if v} >= expected, reached
 

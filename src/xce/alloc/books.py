@@ -131,6 +131,7 @@ class SessionBooks:
         available: dict[str, FloatArray],
         shared: dict[str, float],
         preference: tuple[FloatArray, ...] | None = None,
+        total_slots: float | None = None,
     ) -> SessionBooks:
         """Books of the same cluster with ``available`` (units per resource, every
         resource of these books; taken, not copied) and ``shared`` (units): the one
@@ -138,7 +139,8 @@ class SessionBooks:
         and a planned start (the window minimum of a profile). ``preference``: per-host
         keys host iterators sort on first (lower first; the first key decides, ties go
         to the next), before the job's ``order[]`` and the host order (a planned
-        placement prefers the hosts freed latest).
+        placement prefers the hosts freed latest). ``total_slots``: the slots of
+        ``available`` on the ok hosts together, if the caller has summed them.
 
         A separate object: its own select memo, cursors and static eligibility
         (availability in it is not the session's, and only falls while an attempt runs
@@ -158,7 +160,9 @@ class SessionBooks:
         view.preference = preference
         view._static_eligible = {}
         view.ok, view.max_slots, view.n_ok = self.ok, self.max_slots, self.n_ok
-        view.total_slots = float(np.nansum(available[SLOTS][self.ok]))
+        view.total_slots = (
+            float(np.nansum(available[SLOTS][self.ok])) if total_slots is None else total_slots
+        )
         view._hosts_seen, view._version_seen = self._hosts_seen, self._version_seen
         view.version = 0
         return view

@@ -10,6 +10,7 @@ search. Nothing reaches the session's books until the whole job is dispatched.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -237,6 +238,12 @@ class Allocator:
         limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
         return self.on_view(self.books.released(back), limits)
 
+    @property
+    def job_blind(self) -> bool:
+        """Whether an attempt's outcome depends on the job only through its requirement,
+        user, queue and project (no plugin but the builtin ones sees the job)."""
+        return self._standard_hooks
+
     def on_view(
         self,
         books: SessionBooks,
@@ -253,9 +260,7 @@ class Allocator:
         gets a Pending of a placeholder reason)."""
         view = object.__new__(Allocator)
         view.__dict__.update(self.__dict__)
-        view.options = replace(
-            self.options, cache=False, explain=self.options.explain if explain is None else explain
-        )
+        view.options = _view_options(self.options, explain)
         view.books = books
         view.limits = limits
         view.cache = UnsatCache()
@@ -800,6 +805,12 @@ def _whole(x: float) -> int:
     if math.isnan(x):
         return 0
     return int(x) if math.isfinite(x) else 1 << 62
+
+
+@functools.lru_cache(maxsize=64)
+def _view_options(options: AllocOptions, explain: bool | None) -> AllocOptions:
+    """The options of an allocator on a view (see :meth:`Allocator.on_view`)."""
+    return replace(options, cache=False, explain=options.explain if explain is None else explain)
 
 
 def _shared_shortfall(terms: Sequence[PreparedPrimary], ctx: AllocContext) -> _Failed | None:

@@ -86,6 +86,7 @@ class Planner:
         shared = {n: np.array([books.shared_units(n)]) for n in state.shared_total}
         self.shared = Profile(now, shared)
         self._ok = books.ok
+        self._ok_weight = books.ok.astype(np.float64)
         # the planner's exact screens follow the allocator's switch (AllocOptions.
         # shortcuts): off, every candidate instant is tried and every job starting now
         # is placed on its view (a property checks no decision changes)
@@ -102,6 +103,9 @@ class Planner:
         self._planned_from = math.inf  # earliest start of a planned (not started) hold
         self._first: _Held | None = None  # the planned job of that start
         self.planned = 0
+        # whether jobs of a requirement fit the books, by (requirement, user, queue,
+        # project): (the requirement, the books' version, the answer)
+        self._fits: dict[tuple[int, str, str, str], tuple[object, int, bool]] = {}
 
     def _running_ends(self, allocator: Allocator) -> None:
         """Every running job gives its holdings back at its estimated end."""
@@ -148,13 +152,12 @@ class Planner:
         if self._shortcuts and request.requirement.fewest_tasks > alloc.books.total_slots:
             self.reached["too wide for what is free"] += 1
             return alloc.decide(request)  # more tasks than free slots: the reason, as ever
-        fits_now: Decision | None = None
+        fits_now: bool | None = None
         if self._shortcuts and _monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
-            probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
-            fits_now = probe.try_place(request)
-            if not isinstance(fits_now, Dispatched):
+            fits_now = self._fits_books(request)
+            if not fits_now:
                 self.reached["no view tried"] += 1
                 return alloc.decide(request)  # the reason, as ever
         if (
@@ -175,12 +178,28 @@ class Planner:
             return decision
         if named:
             return decision  # its reservation's hosts are all it may use
-        if fits_now is None:  # (on a view of the books: no cache entry as a side effect)
-            probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
-            fits_now = probe.try_place(request)
-        if isinstance(fits_now, Dispatched):
+        if fits_now is None:
+            fits_now = self._fits_books(request)
+        if fits_now:
             return Pending(job.id, PendInfo(PendReason.RESERVED, self._why_reserved(job, end)))
         return alloc.decide(request)  # it does not fit now: the reason, as ever
+
+    def _fits_books(self, request: JobRequest) -> bool:
+        """Whether the job could be placed on the books now (tried on a view of them:
+        no charge, no cache entry). Jobs of one requirement, user, queue and project
+        fit or not alike while the books are unchanged (when no plugin but the builtin
+        ones sees the job): the answer is kept for them (an exact shortcut)."""
+        alloc = self.allocator
+        requirement = request.requirement
+        key = (id(requirement), request.user, request.queue, request.project)
+        known = self._fits.get(key) if self._shortcuts and alloc.job_blind else None
+        if known is not None and known[0] is requirement and known[1] == alloc.books.version:
+            self.reached["fit now known"] += 1
+            return known[2]
+        probe = alloc.on_view(alloc.books, alloc.limits, explain=False, reasons=False)
+        fits = isinstance(probe.try_place(request), Dispatched)
+        self._fits[key] = (requirement, alloc.books.version, fits)
+        return fits
 
     def started(self, allocation: JobAllocation, duration: float) -> None:
         """A job started now holds its allocation until its estimated end."""
@@ -395,14 +414,16 @@ class Planner:
         for hosts in self._masked(job, start, end):
             for a in avail.values():
                 a[hosts] = np.minimum(a[hosts], 0.0)
-        if fewest:
-            slots = avail[SLOTS][self._ok]
-            if float(np.sum(slots[slots > 0])) < fewest:
-                return None
+        slots = avail[SLOTS]
+        total = float(np.dot(slots, self._ok_weight))  # the ok hosts' slots together
+        if math.isnan(total):
+            total = float(np.nansum(slots[self._ok]))
+        if fewest and total < fewest and float(np.sum(slots[self._ok & (slots > 0)])) < fewest:
+            return None
         keys = [self._preference(start)] if prefer else []
         if hint is not None and len(hint):
             keys.insert(0, self._hint_key(hint))
-        return books.view(avail, shared, tuple(keys) if keys else None)
+        return books.view(avail, shared, tuple(keys) if keys else None, total)
 
     def _masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
         """Hosts the job may not use over ``[start, end)`` because of reservations."""

@@ -77,53 +77,54 @@ class _Events:
     def at(self, time: float) -> FloatArray:
         """Every host's availability at ``time`` (each change at or before it applied; a
         new array)."""
-        row, (t, h, d) = self._since_snapshot(time)
+        row, parts = self._since_snapshot(time)
         out: FloatArray = self._snap[row].copy()
-        if len(h):
+        added = 0
+        for _, h, d in parts:
             out += np.bincount(h, weights=d, minlength=len(out))
-            self._keep(time, row, out, t, h, d)
+            added += len(h)
+        if added >= _SNAPSHOT_GAP and math.isfinite(time):
+            self._keep(time, row, out, parts)
         return out
 
     def latest_rise(self, time: float) -> FloatArray:
         """Per host, the latest instant at or before ``time`` of a change above 0
         (-inf: none; a new array)."""
-        row, (t, h, d) = self._since_snapshot(time)
+        row, parts = self._since_snapshot(time)
         out: FloatArray = self._rise[row].copy()
-        up = d > 0
-        if up.any():
-            np.maximum.at(out, h[up], t[up])
+        _raise_rises(out, parts)
         return out
 
-    def _since_snapshot(self, time: float) -> tuple[int, tuple[FloatArray, IndexArray, FloatArray]]:
+    def _since_snapshot(
+        self, time: float
+    ) -> tuple[int, list[tuple[FloatArray, IndexArray, FloatArray]]]:
         """The latest snapshot at or before ``time``, and the changes after it up to
-        ``time`` (in no particular order)."""
+        ``time`` (in parts, in no particular order)."""
         row = bisect_right(self._when, time) - 1
         since = self._when[row]
         if since == time:
-            return row, _EMPTY
+            return row, []
         (times, hosts, deltas), (rt, rh, rd) = self.parts()
-        lo = int(np.searchsorted(times, since, side="right"))
-        hi = int(np.searchsorted(times, time, side="right"))
-        t, h, d = times[lo:hi], hosts[lo:hi], deltas[lo:hi]
+        lo = int(times.searchsorted(since, side="right"))
+        hi = int(times.searchsorted(time, side="right"))
+        parts = [(times[lo:hi], hosts[lo:hi], deltas[lo:hi])] if hi > lo else []
         if len(rt):
             due = (rt > since) & (rt <= time)
             if due.any():
-                t = np.concatenate((t, rt[due]))
-                h = np.concatenate((h, rh[due]))
-                d = np.concatenate((d, rd[due]))
-        return row, (t, h, d)
+                parts.append((rt[due], rh[due], rd[due]))
+        return row, parts
 
     def _keep(
-        self, time: float, row: int, at: FloatArray, t: FloatArray, h: IndexArray, d: FloatArray
+        self,
+        time: float,
+        row: int,
+        at: FloatArray,
+        parts: list[tuple[FloatArray, IndexArray, FloatArray]],
     ) -> None:
-        """Leave a snapshot at ``time`` (availability ``at``; ``t, h, d``: the changes
-        since snapshot ``row``) if a query there had many changes to add."""
-        if len(h) < _SNAPSHOT_GAP or not math.isfinite(time):
-            return
+        """Leave a snapshot at ``time`` (availability ``at``; ``parts``: the changes
+        since snapshot ``row``): a query there had many changes to add."""
         rise = self._rise[row].copy()
-        up = d > 0
-        if up.any():
-            np.maximum.at(rise, h[up], t[up])
+        _raise_rises(rise, parts)
         if self._rows == _SNAPSHOTS:  # drop the one closest to its neighbours in time
             when = np.asarray(self._when)
             gone = 1 + int(np.argmin(when[2:] - when[:-2])) if self._rows > 2 else 1
@@ -196,6 +197,7 @@ _MERGE_AT = 1024  # recent changes kept apart at most (or a 32nd of the table)
 _FEW_INSTANTS = 8  # new instants merged one by one (more: one sorted union)
 _SNAPSHOTS = 16  # snapshots kept per resource (the profile's start included)
 _SNAPSHOT_GAP = 512  # a query that adds at least this many changes leaves a snapshot
+_FEW_CHANGES = 64  # a window's changes (of the hosts it needs) reduced in a plain loop
 _NO_TIMES = np.zeros(0, dtype=np.float64)
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
 _EMPTY = (_NO_TIMES, _NO_HOSTS, _NO_TIMES)
@@ -379,12 +381,17 @@ class Profile:
         """Per host, min(0, lowest running sum of the changes strictly inside the window,
         the changes of one instant taken together)."""
         (times, hosts, deltas), (rt, rh, rd) = self._events[name].parts()
-        lo = int(np.searchsorted(times, start, side="right"))
-        hi = int(np.searchsorted(times, end, side="left"))
+        lo = int(times.searchsorted(start, side="right"))
+        hi = int(times.searchsorted(end, side="left"))
         t, h, d = times[lo:hi], hosts[lo:hi], deltas[lo:hi]
+        if wanted is not None and len(h):
+            keep = wanted[h]
+            t, h, d = t[keep], h[keep], d[keep]
         mixed = False  # the recent changes are not in time order
         if len(rt):
             inside = (rt > start) & (rt < end)
+            if wanted is not None:
+                inside &= wanted[rh]
             if inside.any():
                 t = np.concatenate((t, rt[inside]))
                 h = np.concatenate((h, rh[inside]))
@@ -392,17 +399,49 @@ class Profile:
                 mixed = True
         if not len(t):
             return None
-        if wanted is not None:
-            keep = wanted[h]
-            t, h, d = t[keep], h[keep], d[keep]
-            if not len(t):
-                return None
+        dip = np.zeros(self._n)
+        if len(t) <= _FEW_CHANGES:  # a loop beats a dozen numpy calls on a few changes
+            hosts_of, lowest = _few_host_minima(t.tolist(), h.tolist(), d.tolist())
+            dip[hosts_of] = lowest
+            return dip
         # by host, then time (the table part is by time already)
         order = np.lexsort((t, h)) if mixed else np.argsort(h, kind="stable")
-        hosts_of, _, lowest = _per_host_extremes(t[order], h[order], d[order], np.minimum)
-        dip = np.zeros(self._n)
-        dip[hosts_of] = np.minimum(lowest, 0.0)
+        hosts_at, _, low = _per_host_extremes(t[order], h[order], d[order], np.minimum)
+        dip[hosts_at] = np.minimum(low, 0.0)
         return dip
+
+
+def _raise_rises(
+    latest: FloatArray, parts: list[tuple[FloatArray, IndexArray, FloatArray]]
+) -> None:
+    """Raise each host's latest rise in ``latest`` to the changes above 0 in ``parts``."""
+    for t, h, d in parts:
+        up = d > 0
+        if up.any():
+            np.maximum.at(latest, h[up], t[up])
+
+
+def _few_host_minima(t: list[float], h: list[int], d: list[float]) -> tuple[list[int], list[float]]:
+    """:func:`_per_host_extremes` (minima, at most 0) for a few changes, in a loop:
+    each host's lowest running sum, the changes of one instant taken together."""
+    hosts: list[int] = []
+    lowest: list[float] = []
+    host, when, running, low = -1, math.nan, 0.0, 0.0
+    for h_, t_, d_ in sorted(zip(h, t, d, strict=True)):  # by host, then time
+        if h_ != host:
+            if host >= 0:
+                hosts.append(host)
+                lowest.append(min(low, running))
+            host, when, running, low = h_, t_, d_, 0.0
+        elif t_ != when:  # the sum up to the last instant is complete
+            low = min(low, running)
+            when = t_
+            running += d_
+        else:
+            running += d_
+    hosts.append(host)
+    lowest.append(min(low, running))
+    return hosts, lowest
 
 
 def _per_host_extremes(
