@@ -979,8 +979,9 @@ def test_a_known_fit_is_forgotten_when_a_job_starts() -> None:
         options = AllocOptions(shortcuts=shortcuts)
         decided = Session(state, backfill="conservative", options=options).run().decisions
         got = {d.job: d for d in decided}
-        assert isinstance(got["a"], Pending) and got["a"].info.reason is PendReason.RESERVED
-        assert isinstance(got["c"], Dispatched) and got["c"].backfilled
+        assert pending(got["a"], PendReason.RESERVED)
+        assert isinstance(got["c"], Dispatched)
+        assert got["c"].backfilled
         assert isinstance(got["b"], Pending)
         assert got["b"].info.reason is not PendReason.RESERVED, got["b"].info
         runs.append(decided)
