@@ -324,6 +324,20 @@ def test_shared_shortfall_pends_before_any_plan() -> None:
     assert alloc.stats.plans_tried == 0
 
 
+def test_plans_wider_than_the_hosts_that_take_a_task_are_skipped() -> None:
+    """Exact shortcut: once a plan has failed, balanced plans of more buckets than there
+    are hosts able to take a task are left out (each bucket needs its own host); the
+    fill plan still follows and places the job as without the shortcut."""
+    b = ClusterBuilder().host("h0", 10).host("h1", 1).host("h2", 1).host("h3", 1).host("h4", 1)
+    state = b.running("r", on={"h3": 1, "h4": 1}).job("j", 12).build()
+    fast, plain = allocator(state), allocator(state, shortcuts=False)
+    got, expected = decide(fast, "j"), decide(plain, "j")
+    assert isinstance(got, Dispatched)
+    assert got.allocation == expected.allocation
+    assert plain.stats.plans_tried == 6  # [12], [6,6], [4,4,4], [3]*4, [3,3,2,2,2], fill
+    assert fast.stats.plans_tried == 4  # [12], [6,6], [4,4,4] (3 hosts take a task), fill
+
+
 # --- the fill plan ---------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("resreq", "expected"),

@@ -131,6 +131,30 @@ def test_combinatorial_plan_sequence(text: str, tasks: int, expected: list[Plan]
             assert plan.nbuckets == len(plan.buckets)
 
 
+@pytest.mark.parametrize(
+    ("text", "given", "count", "expected"),
+    [
+        pytest.param("", 1, 3, [*plans((4, 3), (3, 2, 2)), FILL], id="stops at 3 buckets"),
+        pytest.param("", 3, 1, [FILL], id="already past: the fill plan is next"),
+        pytest.param("", 0, 0, [FILL], id="no host takes a task: only the fill plan"),
+        pytest.param("span[hosts=1]", 0, 1, plans((7,)), id="span[hosts=1]: its one plan"),
+        pytest.param("span[hosts=1]", 0, 0, [], id="span[hosts=1], no host: nothing"),
+        pytest.param("span[ptile=3]", 0, 1, plans((3, 3, 1)), id="ptile: unchanged"),
+    ],
+)
+def test_skip_buckets_beyond(text: str, given: int, count: int, expected: list[Plan]) -> None:
+    """The exact shortcut of a caller that knows only ``count`` hosts can take a task:
+    after ``given`` plans, the balanced plans of more buckets are left out and the fill
+    plan (where the job has one) still follows, whatever was given before."""
+    it = CombinatorialPlanIterator(primary(text, 7), CancelToken())
+    before = [next(it) for _ in range(given)]
+    it.skip_buckets_beyond(count)
+    assert (
+        before + list(it)
+        == list(CombinatorialPlanIterator(primary(text, 7), CancelToken()))[:given] + expected
+    )
+
+
 def test_trivial_iterator_gives_one_plan_once() -> None:
     """Spec 'Who uses this composition' / Req 9 AC 1: the seqjob plan is [1], once."""
     it = TrivialPlanIterator(CancelToken())

@@ -476,6 +476,7 @@ class Allocator:
         plugin = self.registry.elect(pp)
         plans = plugin.plans(pp, ctx)
         skip = getattr(plans, "skip_buckets_over", None) if shortcuts else None
+        skip_wide = getattr(plans, "skip_buckets_beyond", None) if shortcuts else None
         self.stats.iterators += 1
         try:
             for plan in plans:
@@ -497,6 +498,9 @@ class Allocator:
                         return None  # more tasks than fit anywhere: every plan fails
                     if skip is not None and not plan.fill:
                         skip(max(b.largest for b in bounds))
+                    if skip_wide is not None and not plan.fill:
+                        # a plan of k buckets needs k distinct hosts that take a task
+                        skip_wide(max(b.hosts_taking(1) for b in bounds))
                 tried = True
                 for i, finder in enumerate(finders):
                     if bounds is not None and not bounds[i].admits(plan, pp.tasks):

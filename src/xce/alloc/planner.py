@@ -87,6 +87,7 @@ class Planner:
         self.shared = Profile(now, shared)
         self._ok = books.ok
         self._ok_weight = books.ok.astype(np.float64)
+        self._all_ok = bool(books.ok.all())
         # the planner's exact screens follow the allocator's switch (AllocOptions.
         # shortcuts): off, every candidate instant is tried and every job starting now
         # is placed on its view (a property checks no decision changes)
@@ -97,7 +98,7 @@ class Planner:
         self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
         self._steps: _Steps | None = None
         self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
-        self._hint_keys: dict[int, tuple[IndexArray, FloatArray]] = {}
+        self._hint_key_of: tuple[IndexArray, FloatArray] | None = None  # the last made
         self._running_ends(allocator)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
         self._planned_from = math.inf  # earliest start of a planned (not started) hold
@@ -303,7 +304,7 @@ class Planner:
     def _tally(self, at: float, hosts: IndexArray, slots: FloatArray) -> None:
         """Record a change, from ``at`` on, of the slots of all ok hosts together (see
         _slot_totals)."""
-        change = float(np.sum(slots[self._ok[hosts]]))
+        change = float(np.sum(slots if self._all_ok else slots[self._ok[hosts]]))
         if change:
             times = self._slot_times
             i = int(np.searchsorted(times, at, side="left"))
@@ -474,14 +475,14 @@ class Planner:
     def _hint_key(self, hint: IndexArray) -> FloatArray:
         """A sort key putting ``hint``'s hosts first, in its order (a planned placement's
         claim order, so the same placement is found again where it still fits)."""
-        kept = self._hint_keys.get(id(hint))
-        if kept is not None and kept[0] is hint:
+        kept = self._hint_key_of
+        if kept is not None and kept[0] is hint:  # the same job's next candidate
             return kept[1]
         n = len(self._ok)
         key = np.full(n, float(n))
         hosts, at = np.unique(hint, return_index=True)  # each host's first position
         key[hosts] = at
-        self._hint_keys[id(hint)] = (hint, key)  # the hint kept alive: its id stays its own
+        self._hint_key_of = (hint, key)  # (one kept: a key per job would cost n floats each)
         return key
 
     def _preference(self, start: float) -> FloatArray:

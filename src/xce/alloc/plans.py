@@ -175,6 +175,13 @@ class CombinatorialPlanIterator(_Base):
         if self._ptile is None and size >= 1:
             self._k = max(self._k, -(-self._n // size))
 
+    def skip_buckets_beyond(self, count: int) -> None:
+        """Leave out the balanced plans of more than ``count`` buckets (an exact shortcut
+        for a caller that knows at most ``count`` hosts can take a task: each bucket
+        needs its own); the fill plan, if any, still follows."""
+        if self._ptile is None:  # (never below the plans given: the fill plan is next)
+            self._last_k = max(min(self._last_k, count), self._k - 1)
+
 
 @lru_cache(maxsize=4096)
 def _ptile_plan(n: int, p: int) -> Plan:
