@@ -17,7 +17,7 @@ from xce.importers import ImportReport, import_slurm, read_slurm_documents, unit
 from xce.importers.hostlist import expand
 
 DATA = Path(__file__).parent / "data" / "slurm"
-SAMPLES = sorted(p.name for p in DATA.iterdir() if p.is_dir())
+SAMPLES = sorted(p.name for p in DATA.iterdir() if p.is_dir() and any(p.glob("*.json")))
 
 
 def load(folder: str) -> tuple[dict[str, Any], ImportReport]:
@@ -468,3 +468,138 @@ def test_local_slurm_capture_pends_where_slurm_does() -> None:
     jobs = {j["id"]: j["resreq"] for j in state["jobs"]}
     assert jobs["6"] == "select[partition_batch && (ib && intel)] rusage[mem=500]"
     assert {r["id"] for r in state["running"]} == {"1", "2", "3", "4"}
+
+
+# --- advance reservations, QOS, Slurm's own reasons ------------------------------------
+
+FLAGGED = {"set": True, "infinite": False}
+
+
+def reservation(**fields: Any) -> dict[str, Any]:
+    """A reservation as slurmrestd v0.0.40 on prints it (flagged times)."""
+    resv = {
+        "name": "maint",
+        "node_list": "n1",
+        "start_time": {**FLAGGED, "number": 1000},
+        "end_time": {**FLAGGED, "number": 5000},
+        "users": "alice,bob",
+        "accounts": "",
+        "flags": ["MAINT", "SPEC_NODES"],
+        "core_count": 0,
+    }
+    return {**resv, **fields}
+
+
+def test_reservation_maps_name_hosts_and_window() -> None:
+    """issue 13: /reservations -> reservations (no consumer list: in Slurm only jobs
+    asking for a reservation use it), and a pending job's resv_name -> its reservation;
+    the state loads and the job is planned inside the window."""
+    text = doc(nodes=[NODE], reservations=[reservation()], jobs=[pending(resv_name="maint")])
+    state, report = one(text)
+    assert state["reservations"] == [{"name": "maint", "start": 1000, "end": 5000, "hosts": ["n1"]}]
+    assert state["jobs"][0]["reservation"] == "maint"
+    assert report.mapped["reservations"] == 1
+    assert not report.warnings
+    loaded = state_from_dict(state)
+    assert loaded.reservations[0].hosts == (0,)
+
+
+def test_reservation_v038_bare_numbers_and_string_flags() -> None:
+    resv = reservation(start_time=1000, end_time=5000, flags="MAINT,DAILY")
+    state, report = one(doc("data_parser/v0.0.38", nodes=[NODE], reservations=[resv]))
+    assert state["reservations"][0]["end"] == 5000
+    assert "reservation flags not modelled" in " ".join(report.warnings)
+    assert "DAILY" in report.warnings[next(k for k in report.warnings if "flags" in k)][0]
+
+
+@pytest.mark.parametrize(
+    ("fields", "warning"),
+    [
+        ({"end_time": {"set": False, "infinite": True, "number": 0}}, "without a finite window"),
+        ({"start_time": {**FLAGGED, "number": 6000}}, "without a finite window"),
+        ({"node_list": "x[1-2]"}, "without an imported node"),
+        ({"name": ""}, "without a name"),
+    ],
+)
+def test_reservation_that_cannot_be_mapped_is_reported(
+    fields: dict[str, Any], warning: str
+) -> None:
+    state, report = one(doc(nodes=[NODE], reservations=[reservation(**fields)]))
+    assert "reservations" not in state
+    kind = next(k for k in report.warnings if warning in k)
+    assert "t.json: reservations[0]" in report.warnings[kind][0]
+
+
+def test_reservation_partly_outside_the_input_and_of_cores() -> None:
+    resv = reservation(node_list="n[1-2]", core_count=4)
+    state, report = one(doc(nodes=[NODE], reservations=[resv, reservation()]))
+    assert state["reservations"] == [{"name": "maint", "start": 1000, "end": 5000, "hosts": ["n1"]}]
+    kinds = " | ".join(report.warnings)
+    assert "reservation node not in the input" in kinds
+    assert "reservation of cores mapped as whole hosts" in kinds
+    assert "reservation listed twice" in kinds
+
+
+def test_job_naming_a_reservation_not_imported_is_kept_without_it() -> None:
+    state, report = one(doc(nodes=[NODE], jobs=[pending(resv_name="gone")]))
+    assert "reservation" not in state["jobs"][0]
+    kind = next(k for k in report.warnings if "job's reservation not in the input" in k)
+    assert report.warnings[kind] == ["t.json: jobs[0]: gone"]
+
+
+def test_qos_with_limits_or_preemption_is_reported_not_mapped() -> None:
+    """issue 13: a QOS has no state-file counterpart; one setting a limit or preempting
+    is reported with its path (an error under --strict), one setting nothing is counted."""
+    _, report = load("slurmrestd-25.05-v0.0.43")
+    assert report.mapped["QOS read (no state-file counterpart)"] == 2
+    kind = next(k for k in report.warnings if k.startswith("QOS limits not mapped"))
+    (example,) = report.warnings[kind]
+    assert "slurm-qos.json: qos[1] (study): " in example
+    assert "max.jobs.per.user" in example
+    assert not any("(normal)" in e for examples in report.warnings.values() for e in examples)
+    qos = {"name": "hi", "preempt": {"list": ["low"], "mode": ["REQUEUE"]}, "limits": {}}
+    _, report = one(doc(qos=[qos]))
+    assert report.warnings["QOS preemption not mapped"] == ["t.json: qos[0] (hi): preempts ['low']"]
+
+
+def test_slurm_reason_is_kept_on_the_job_and_the_state_names_slurm() -> None:
+    state, _ = one(doc(nodes=[NODE], jobs=[pending(), pending(job_id=8, state_reason="None")]))
+    assert state["scheduler"] == "Slurm"
+    assert state["jobs"][0]["reason"] == "Priority"
+    assert "reason" not in state["jobs"][1]  # "None": Slurm gives no reason
+    loaded = state_from_dict(state)
+    assert loaded.scheduler == "Slurm"
+    assert [j.reason for j in loaded.jobs] == ["Priority", None]
+
+
+def test_schedule_shows_slurms_reason_beside_xces(tmp_path: Path) -> None:
+    """issue 13: on an import, the JSON and the table give Slurm's reason next to
+    xce's (``Slurm says``); ``--job`` too."""
+    from xce.cli.main import app
+
+    out = tmp_path / "state.yaml"
+    assert run(str(DATA / "slurmrestd-24.11-v0.0.42"), "-o", str(out)).exit_code == 0
+    result = CliRunner().invoke(app, ["schedule", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["scheduler"] == "Slurm"
+    theirs = {p["job"]: p["scheduler_reason"] for p in info["pending"]}
+    theirs.update({d["job"]: d["scheduler_reason"] for d in info["dispatched"]})
+    assert theirs["6370"] == "BeginTime"
+    assert "Resources" in theirs.values()
+    table = CliRunner().invoke(app, ["schedule", str(out)], env={"COLUMNS": "200"})
+    assert "Slurm says" in table.stdout
+    assert "BeginTime" in table.stdout
+    one_job = CliRunner().invoke(app, ["schedule", str(out), "--job", "6370"])
+    assert "Slurm says  BeginTime" in one_job.stdout
+
+
+def test_schedule_json_without_imported_reasons_is_unchanged(tmp_path: Path) -> None:
+    from xce.cli.main import app
+
+    state, _ = one(doc(nodes=[NODE], jobs=[pending(state_reason="None")]))
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(state))
+    info = json.loads(CliRunner().invoke(app, ["schedule", str(path), "--json"]).stdout)
+    assert "scheduler" not in info
+    assert all("scheduler_reason" not in e for e in info["dispatched"] + info["pending"])

@@ -575,3 +575,19 @@ def test_a_snapshot_without_estimates_or_reservations_has_no_new_keys() -> None:
     for item in doc["running"] + doc["jobs"]:
         assert "reservation" not in item
     assert all("requested_time" not in r for r in doc["running"])
+
+
+def test_an_imported_schedulers_reasons_survive_a_snapshot() -> None:
+    """Issue 13: the scheduler a state was imported from and each job's own reason
+    from it (free text, not used by scheduling) are written back by a snapshot."""
+    text = PLANNING.replace("reservation: course}", "reservation: course, reason: Resources}")
+    state = state_from_text("scheduler: Slurm\n" + text)
+    assert state.scheduler == "Slurm"
+    assert [j.reason for j in state.jobs] == ["Resources", None]
+    loaded = _assert_reloads_identically(state)
+    assert loaded.scheduler == "Slurm"
+    assert loaded.jobs == state.jobs
+    doc = state_to_dict(state)
+    assert doc["scheduler"] == "Slurm"
+    assert doc["jobs"][0]["reason"] == "Resources"
+    assert "reason" not in doc["jobs"][1]

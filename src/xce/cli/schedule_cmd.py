@@ -142,9 +142,22 @@ def decisions_json(
         info["now"] = s.now
         info["stats"]["planned"] = s.planned
         info["stats"]["backfilled"] = s.backfilled
+    _with_scheduler_reasons(info, state)
     if timing:
         info["timing"] = {"elapsed_s": round(s.elapsed_s, 6)}
     return info
+
+
+def _with_scheduler_reasons(info: dict[str, Any], state: ClusterState) -> None:
+    """On a state imported from a real scheduler (some job keeps its reason): the
+    scheduler's name, and each decided job's reason from it (null: none given), so the
+    two can be read side by side (else the JSON of before)."""
+    reasons = {j.id: j.reason for j in state.jobs if j.reason is not None}
+    if not reasons:
+        return
+    info["scheduler"] = state.scheduler
+    for entry in (*info["dispatched"], *info["pending"]):
+        entry["scheduler_reason"] = reasons.get(entry["job"])
 
 
 def invalid_decision(job: InvalidJob) -> Pending:
@@ -207,6 +220,8 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
     table = Table(title=f"Dispatched ({len(info['dispatched'])})", title_justify="left")
     for col in ("job", "hosts (slots, term)", "resources", "shared"):
         table.add_column(col)
+    if "scheduler" in info:
+        table.add_column(f"{info['scheduler'] or 'scheduler'} says")
     for d in info["dispatched"]:
         hosts = ", ".join(
             f"{escape(a['host'])}:{a['slots']}" + (f" t{a['term']}" if a["term"] else "")
@@ -218,12 +233,18 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
                 res[k] = res.get(k, 0.0) + v
         alt = "" if d["alternative"] is None else f" (alt {d['alternative']})"
         alt += " (backfilled)" if d.get("backfilled") else ""
-        table.add_row(escape(d["job"]) + alt, hosts, _amounts_text(res), _amounts_text(d["shared"]))
+        row = [escape(d["job"]) + alt, hosts, _amounts_text(res), _amounts_text(d["shared"])]
+        if "scheduler" in info:
+            row.append(escape(d["scheduler_reason"] or "-"))
+        table.add_row(*row)
     console.print(table)
     table = Table(title=f"Pending ({len(info['pending'])})", title_justify="left")
     planning = "now" in info
+    theirs = "scheduler" in info  # imported: the scheduler's own reason beside xce's
     for col in ("job", "reason", "why"):
         table.add_column(col)
+    if theirs:
+        table.add_column(f"{info['scheduler'] or 'scheduler'} says")
     if planning:
         table.add_column("expected start")
     if explain:
@@ -234,6 +255,8 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             p["reason"] + (" (cached)" if p["cached"] else ""),
             escape(p["message"]),
         ]
+        if theirs:
+            row.append(escape(p["scheduler_reason"] or "-"))
         if planning:
             row.append(_expected(p, info["now"]))
         if explain:
@@ -398,9 +421,19 @@ def explain_job(
         out["cause"] = cause.value if cause is not None else None
         by_name = {lim.name: lim for lim in state.limits}
         out["limits"] = [_limit(by_name[n]) for n in decision.info.limits if n in by_name]
+    if not isinstance(job, InvalidJob) and job.reason is not None:
+        out["scheduler"] = state.scheduler
+        out["scheduler_reason"] = job.reason
     if isinstance(job, InvalidJob):
         out["error"] = _error(job.error)
     return out
+
+
+def _render_theirs(info: dict[str, Any], console: Console) -> None:
+    """The real scheduler's own reason for the job, where the state was imported."""
+    if "scheduler_reason" in info:
+        name = escape(info["scheduler"] or "scheduler")
+        console.print(f"[bold]{name} says[/]  {escape(info['scheduler_reason'])}")
 
 
 def _render_job(info: dict[str, Any], console: Console) -> None:
@@ -443,6 +476,7 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     if info["status"] == "dispatched":
         alt = "" if d["alternative"] is None else f", alternative {d['alternative']}"
         console.print(f"[bold green]dispatched[/]   ({where}{alt})")
+        _render_theirs(info, console)
         table = Table(title="Allocation", title_justify="left")
         for col in ("host", "slots", "term", "resources"):
             table.add_column(col)
@@ -458,6 +492,7 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     cause = f", cause {info['cause']}" if info.get("cause") else ""
     console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cause}{cached})")
     console.print(f"[bold]why[/]          {e(d['message'])}")
+    _render_theirs(info, console)
     if "now" in info:
         console.print(f"[bold]expected[/]     {_expected(d, info['now'])}")
     if "error" in info and info["error"]["text"] is not None and info["error"]["column"]:

@@ -164,6 +164,7 @@ class JobSpec(_Spec):
     runtime: Amount | None = None
     requested_time: Amount | None = None  # the user's walltime estimate (like bsub -W)
     reservation: str | None = None  # the advance reservation the job runs in (sbatch --reservation)
+    reason: str | None = None  # the real scheduler's own pend reason, as imported (free text)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
@@ -188,6 +189,7 @@ class StateSpec(_Spec):
     picker: str | None = None  # the default job picker of queues that name none
     backfill: str | None = None  # the default backfill policy of queues that name none
     now: Number | None = None  # the snapshot's time (default: its latest start/submit time)
+    scheduler: str | None = None  # the scheduler the state was imported from (names reasons)
 
 
 class SpecError(Exception):

@@ -216,6 +216,7 @@ class PendingJob:
     tasks_given: bool = True  # False: the file gave no task count (a compound fixes its own)
     requested_time: float | None = None  # the walltime estimate, if given
     reservation: str | None = None  # the advance reservation it must run in, if any
+    reason: str | None = None  # the real scheduler's own pend reason (imported; not used)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -240,6 +241,7 @@ class ClusterState:
     reservations: tuple[AdvanceReservation, ...] = ()
     default_backfill: str | None = None  # for queues that name no backfill policy
     now: float | None = None  # the snapshot's time, if the file gives it
+    scheduler: str | None = None  # the scheduler it was imported from (its jobs' reasons)
 
     def session_time(self) -> float:
         """When a session on this state runs: ``now`` if given, else the latest start or
@@ -313,6 +315,7 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         default_picker=spec.picker,
         default_backfill=spec.backfill,
         now=spec.now,
+        scheduler=spec.scheduler,
         reservations=tuple(
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)
@@ -527,4 +530,5 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
         tasks_given=not (job.tasks is None and job.min_tasks is None and job.max_tasks is None),
         requested_time=job.requested_time,
         reservation=job.reservation,
+        reason=job.reason,
     )

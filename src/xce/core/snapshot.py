@@ -141,6 +141,8 @@ def _jobs(state: ClusterState) -> list[dict[str, Any]]:
             item["requested_time"] = _number(j.requested_time)
         if j.reservation is not None:
             item["reservation"] = j.reservation
+        if j.reason is not None:
+            item["reason"] = j.reason
         out.append(item)
     return out
 
@@ -198,6 +200,8 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         data["backfill"] = state.default_backfill
     if state.now is not None:
         data["now"] = _number(state.now)
+    if state.scheduler is not None:
+        data["scheduler"] = state.scheduler
     return data
 
 

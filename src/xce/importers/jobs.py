@@ -67,7 +67,9 @@ def map_job(
                 report.count("running")
                 seen.add(job_id)
         elif "PENDING" in flags:
-            state["jobs"].append(_pending(job, job_id, where, hosts, report))
+            entry = _pending(job, job_id, where, hosts, report)
+            _named_reservation(job, entry, where, state, report)
+            state["jobs"].append(entry)
             report.count("pending")
             seen.add(job_id)
         elif set(flags) & FINISHED or "COMPLETING" in flags:
@@ -76,6 +78,27 @@ def map_job(
             report.warn("job state not mapped", f"{where}: {'+'.join(flags)}")
     except ValueError as err:
         raise InputError(str(err), source=source, path=path) from None
+
+
+def _named_reservation(
+    job: Mapping[str, Any],
+    entry: dict[str, Any],
+    where: str,
+    state: Mapping[str, Any],
+    report: ImportReport,
+) -> None:
+    """The reservation a pending job asked for (``sbatch --reservation``, Slurm's
+    ``resv_name``), where it was imported; else the job is kept without it, reported."""
+    name = job.get("resv_name")
+    if not isinstance(name, str) or not name:
+        return
+    if any(r["name"] == name for r in state.get("reservations", ())):
+        entry["reservation"] = name
+    else:
+        report.warn(
+            "job's reservation not in the input (kept without it; import /reservations)",
+            f"{where}: {name}",
+        )
 
 
 def _common(job: Mapping[str, Any], job_id: str) -> dict[str, Any]:
@@ -153,8 +176,9 @@ def _pending(
     if priority is not None:
         report.count("priorities read (kept in the report)")
     reason = job.get("state_reason")
-    if isinstance(reason, str) and reason:
+    if isinstance(reason, str) and reason and reason != "None":
         report.reasons[job_id] = reason
+        entry["reason"] = reason  # shown beside xce's own (xce schedule)
     return entry
 
 

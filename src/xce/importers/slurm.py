@@ -19,6 +19,7 @@ from xce.errors import InputError
 from xce.importers import units
 from xce.importers.jobs import map_job
 from xce.importers.report import ImportReport, ImportResult
+from xce.importers.slurm_policy import map_qos, map_reservation
 
 KNOWN_VERSIONS = ("v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43")
 _VERSION = re.compile(r"(?:db)?v0\.0\.(\d+)")
@@ -90,6 +91,8 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
         "queues": {},
         "running": [],
         "jobs": [],
+        "reservations": [],
+        "scheduler": "Slurm",
     }
     hosts: dict[str, dict[str, Any]] = {}
     for doc in docs:
@@ -98,9 +101,10 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
     for doc in docs:
         for i, part in enumerate(_items(doc, "partitions")):
             _partition(doc, f"partitions[{i}]", part, state, report)
-        for key in ("reservations", "qos"):
-            for i, _ in enumerate(_items(doc, key)):
-                report.warn(f"{key} not mapped yet", f"{doc.source}: {key}[{i}]")
+        for i, resv in enumerate(_items(doc, "reservations")):
+            _reservation(doc, f"reservations[{i}]", resv, hosts, state, report)
+        for i, qos in enumerate(_items(doc, "qos")):
+            map_qos(f"{doc.source}: qos[{i}]", qos, report)
     _preemption(state)
     seen: set[str] = set()
     for doc in docs:
@@ -110,6 +114,23 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
     for name in sorted(gres):
         state["resources"][name] = {"kind": "consumable", "reservation": "per_host"}
     return ImportResult({k: v for k, v in state.items() if v}, report)
+
+
+def _reservation(
+    doc: SlurmDocument,
+    path: str,
+    resv: Any,
+    hosts: Mapping[str, Any],
+    state: dict[str, Any],
+    report: ImportReport,
+) -> None:
+    mapped = map_reservation(f"{doc.source}: {path}", resv, hosts, report)
+    if mapped is None:
+        return
+    if any(r["name"] == mapped["name"] for r in state["reservations"]):
+        report.warn("reservation listed twice (first kept)", f"{doc.source}: {path}")
+        return
+    state["reservations"].append(mapped)
 
 
 def _items(doc: SlurmDocument, key: str) -> list[Any]:
