@@ -1,0 +1,246 @@
+"""xce import slurm, end to end through the CLI (issue 13, Acceptance).
+
+- Golden tests: every sample folder of ``tests/data/slurm/`` imported whole
+  (``xce import slurm FOLDER -o state.yaml``); the state written and the import report
+  (stderr) are pinned in ``tests/data/slurm/golden/FOLDER.yaml`` and
+  ``FOLDER.report.txt``. A new sample folder gets its golden test automatically, failing
+  until its golden files exist. To (re)write them after a deliberate change of the
+  mapping, run::
+
+      XCE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_import_slurm_golden.py
+
+  and review ``git diff tests/data/slurm/golden/``.
+- ``xce schedule --json`` on every imported sample: a decision for every pending job.
+- Bad input exits 2 with the file and where in it (JSON path, or line and column), and
+  nothing is written to ``-o``; an unknown newer version is read with a warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from xce.cli.main import app
+from xce.cluster import state_from_dict
+
+DATA = Path(__file__).parent / "data" / "slurm"
+GOLDEN = DATA / "golden"
+ROOT = DATA.parent.parent.parent
+SAMPLES = sorted(p.name for p in DATA.iterdir() if p.is_dir() and p != GOLDEN)
+UPDATE_VARIABLE = "XCE_UPDATE_GOLDEN"
+UPDATE_COMMAND = f"{UPDATE_VARIABLE}=1 .venv/bin/python -m pytest tests/test_import_slurm_golden.py"
+
+
+def updating() -> bool:
+    return os.environ.get(UPDATE_VARIABLE) == "1"
+
+
+def xce(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def import_slurm(*args: str) -> Any:
+    return xce("import", "slurm", *args)
+
+
+def relative_report(stderr: str) -> str:
+    """The report with the samples' absolute paths made relative to tests/data/slurm."""
+    text = stderr
+    for base in {str(DATA), str(DATA.resolve())}:
+        text = text.replace(base + os.sep, "")
+    return text
+
+
+def check_golden(golden: Path, actual: str, *, update: bool) -> None:
+    """``actual`` equals the text of ``golden``, else fail with a unified diff; with
+    ``update``, write ``actual`` to ``golden`` instead."""
+    if update:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(actual, encoding="utf-8")
+        return
+    shown = golden.relative_to(ROOT) if golden.is_relative_to(ROOT) else golden
+    if not golden.exists():
+        pytest.fail(f"no golden file {shown}: create it with\n    {UPDATE_COMMAND}", pytrace=False)
+    expected = golden.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            actual.splitlines(keepends=True),
+            fromfile=f"{shown} (golden)",
+            tofile=f"{shown} (this run)",
+        )
+        pytest.fail(
+            f"{shown} differs from this run:\n{''.join(diff)}\n"
+            f"if the change is intended, rewrite the golden files with\n    {UPDATE_COMMAND}",
+            pytrace=False,
+        )
+
+
+# --- golden files -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", SAMPLES)
+def test_golden_import(folder: str, tmp_path: Path) -> None:
+    out = tmp_path / "state.yaml"
+    result = import_slurm(str(DATA / folder), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    written = out.read_text(encoding="utf-8")
+    state_from_dict(yaml.safe_load(written), folder)
+    update = updating()
+    check_golden(GOLDEN / f"{folder}.yaml", written, update=update)
+    check_golden(GOLDEN / f"{folder}.report.txt", relative_report(result.stderr), update=update)
+
+
+def test_report_paths_are_relative_to_the_samples() -> None:
+    # the goldens must not depend on where the repository is checked out
+    result = import_slurm(str(DATA / "slurmrestd-24.11-v0.0.42"))
+    assert f"{DATA}{os.sep}slurmrestd-24.11-v0.0.42" in result.stderr
+    report = relative_report(result.stderr)
+    assert "(e.g. slurmrestd-24.11-v0.0.42/slurm-jobs.json: jobs[" in report
+    assert os.sep + "tests" + os.sep not in report
+
+
+def test_no_golden_without_its_sample() -> None:
+    stale = [
+        p.name
+        for p in sorted(GOLDEN.iterdir())
+        if p.name.removesuffix(".report.txt").removesuffix(".yaml") not in SAMPLES
+    ]
+    assert stale == [], f"golden files of no sample folder in {DATA}: remove them"
+
+
+def test_golden_check_fails_with_a_diff(tmp_path: Path) -> None:
+    golden = tmp_path / "x.yaml"
+    golden.write_text("hosts:\n- name: a\n  slots: 4\n", encoding="utf-8")
+    check_golden(golden, "hosts:\n- name: a\n  slots: 4\n", update=False)
+    with pytest.raises(pytest.fail.Exception) as info:
+        check_golden(golden, "hosts:\n- name: a\n  slots: 8\n", update=False)
+    assert "-  slots: 4\n+  slots: 8\n" in str(info.value)
+    assert UPDATE_COMMAND in str(info.value)
+    with pytest.raises(pytest.fail.Exception, match=r"no golden file .*create it with"):
+        check_golden(tmp_path / "missing.yaml", "x\n", update=False)
+    check_golden(golden, "rewritten\n", update=True)
+    assert golden.read_text(encoding="utf-8") == "rewritten\n"
+
+
+# --- xce schedule on every import ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", SAMPLES)
+def test_schedule_decides_every_pending_job(folder: str, tmp_path: Path) -> None:
+    out = tmp_path / "state.yaml"
+    imported = import_slurm(str(DATA / folder), "-o", str(out))
+    assert imported.exit_code == 0, imported.output
+    pending = sorted(str(job["id"]) for job in yaml.safe_load(out.read_text()).get("jobs", []))
+    result = xce("schedule", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    decisions = json.loads(result.stdout)
+    decided = [d["job"] for d in decisions["dispatched"]] + [p["job"] for p in decisions["pending"]]
+    assert sorted(decided) == pending
+    assert decisions["stats"]["jobs"] == len(pending)
+
+
+# --- bad input: exit 2, located, nothing written ---------------------------------------------
+
+
+def slurm_doc(version: str, **body: Any) -> str:
+    return json.dumps({"meta": {"plugin": {"data_parser": version}}, **body}, indent=1)
+
+
+NODE = {"name": "n1", "cpus": 4, "real_memory": 1000, "state": ["IDLE"]}
+JOB = {"job_id": 1, "job_state": ["PENDING"], "user_name": "u"}
+PBS_QSTAT = '{"timestamp": 1, "pbs_version": "23.06.06", "pbs_server": "x", "Jobs": {}}'
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        pytest.param(PBS_QSTAT, "meta.plugin", "not a Slurm JSON document", id="pbs-qstat"),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.36", nodes=[NODE]),
+            "meta.plugin",
+            "v0.0.36 is not supported",
+            id="too-old",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE, {**NODE, "name": "n2", "cpus": "4"}]),
+            "nodes[1]",
+            "expected a number, got '4'",
+            id="cpus-string",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE], jobs=[JOB, {**JOB, "job_state": 3}]),
+            "jobs[1]",
+            "job_state",
+            id="job-state-number",
+        ),
+    ],
+)
+def test_bad_input_exits_2_located_and_writes_nothing(
+    text: str, where: str, message: str, tmp_path: Path
+) -> None:
+    src = tmp_path / "input.json"
+    src.write_text(text, encoding="utf-8")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "state.yaml"
+    result = import_slurm(str(src), "-o", str(out))
+    assert result.exit_code == 2, result.output
+    assert f"xce: error: {src}: {where}: " in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    assert list(out_dir.iterdir()) == []
+
+
+def test_truncated_file_in_a_folder_is_named_with_line_and_column(tmp_path: Path) -> None:
+    folder = tmp_path / "capture"
+    shutil.copytree(DATA / "slurmrestd-24.11-v0.0.42", folder)
+    nodes = folder / "slurm-nodes.json"
+    text = nodes.read_text(encoding="utf-8")
+    cut = text.index('"cpus": ', len(text) // 2) + len('"cpus": ')  # cut mid-file, after a key
+    nodes.write_text(text[:cut], encoding="utf-8")
+    line = text.count("\n", 0, cut) + 1
+    column = cut - text.rfind("\n", 0, cut)  # 1-based, the end of the text
+    out = tmp_path / "state.yaml"
+    result = import_slurm(str(folder), "-o", str(out))
+    assert result.exit_code == 2, result.output
+    assert f"xce: error: {nodes}:{line}:{column}: not JSON" in result.stderr
+    assert not out.exists()
+
+
+def test_unknown_newer_version_imports_best_effort_with_a_warning(tmp_path: Path) -> None:
+    # a v0.0.43 capture relabelled v0.0.99 reads as the v0.0.43 one does
+    sample = DATA / "slurmrestd-25.05-v0.0.43"
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    names = ("slurm-nodes.json", "slurm-partitions.json")
+    for name in names:
+        data = json.loads((sample / name).read_text(encoding="utf-8"))
+        data["meta"]["plugin"]["data_parser"] = "data_parser/v0.0.99"
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "state.yaml"
+    result = import_slurm(str(folder), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    nodes, partitions = (folder / name for name in names)
+    warning = "warning: unknown newer version, read best effort: 2"
+    assert f"{warning} (e.g. {nodes}: v0.0.99; {partitions}: v0.0.99)" in lines
+    state = yaml.safe_load(out.read_text(encoding="utf-8"))
+    state_from_dict(state)
+    original = import_slurm(*(str(sample / name) for name in names))
+    assert original.exit_code == 0, original.output
+    assert "unknown newer version" not in original.stderr
+    reference = yaml.safe_load(original.stdout)
+    assert len(state["hosts"]) == 6
+    assert state["hosts"] == reference["hosts"]
+    assert state["queues"] == reference["queues"]
