@@ -1,4 +1,4 @@
-"""``xce import slurm FILES... [-o state.yaml]``: a state file from Slurm's JSON.
+"""``xce import slurm|pbs FILES... [-o state.yaml]``: a state file from a scheduler's JSON.
 
 Register in ``xce.cli.main._register``::
 
@@ -8,14 +8,18 @@ Register in ``xce.cli.main._register``::
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from xce.cli.conventions import CONTEXT, XceCommand, XceGroup, guarded
 
-__all__ = ["import_app", "slurm"]
+if TYPE_CHECKING:
+    from xce.importers import ImportReport, ImportResult
+
+__all__ = ["import_app", "pbs", "slurm"]
 
 import_app = typer.Typer(
     help="Read what real schedulers print and write a state file.",
@@ -64,40 +68,45 @@ def _write(state: dict[str, object], target: Path) -> None:
         target.write_text(yaml.safe_dump(state, sort_keys=False), encoding="utf-8")
 
 
-def slurm(
-    inputs: Annotated[
-        list[str], typer.Argument(help="Slurm JSON files, directories of them, or - (stdin).")
-    ],
-    output: Annotated[
-        str | None,
-        typer.Option("-o", "--output", help="Write the state here (.yaml/.json); default stdout."),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace an existing output file.")
-    ] = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Anything not mapped is an error (exit 2).")
-    ] = False,
+_Inputs = Annotated[
+    list[str], typer.Argument(help="JSON files, directories of them, or - (stdin).")
+]
+_Output = Annotated[
+    str | None,
+    typer.Option("-o", "--output", help="Write the state here (.yaml/.json); default stdout."),
+]
+_Force = Annotated[bool, typer.Option("--force", help="Replace an existing output file.")]
+_Strict = Annotated[
+    bool, typer.Option("--strict", help="Anything not mapped is an error (exit 2).")
+]
+
+
+def _import(
+    inputs: list[str],
+    output: str | None,
+    force: bool,
+    strict: bool,
+    read: Callable[[list[tuple[str, str]], ImportReport], ImportResult],
 ) -> None:
-    """Import squeue/sinfo/scontrol --json or slurmrestd responses as a state file."""
+    """What every ``xce import`` does around its importer ``read``: inputs, the report
+    (stderr), ``--strict``, the loader's check, and the state to stdout or ``-o``."""
     import yaml
 
     from xce.cli.outputs import check_file, output_path, plain, write_file
     from xce.cluster import state_from_dict
     from xce.errors import InputError
-    from xce.importers import ImportReport, import_slurm, read_slurm_documents
+    from xce.importers import ImportReport
 
     files = [(i, Path(i)) for i in inputs if i != "-"]
     target = output_path(output, "--output") if output is not None else None
     if target is not None:
         check_file(target, "--output", files, force=force)
-    report = ImportReport()
-    result = import_slurm(read_slurm_documents(_texts(inputs), report), report)
+    result = read(_texts(inputs), ImportReport())
     state_from_dict(result.state, "<import>")  # the importer's own check: a bug if it fails
-    for line in report.lines():
+    for line in result.report.lines():
         print(plain(line), file=sys.stderr)
-    if strict and report.warnings:
-        kind, examples = next(iter(report.warnings.items()))
+    if strict and result.report.warnings:
+        kind, examples = next(iter(result.report.warnings.items()))
         raise InputError(f"--strict: {kind}: {examples[0]}")
     if target is None:
         sys.stdout.write(yaml.safe_dump(result.state, sort_keys=False))
@@ -105,4 +114,31 @@ def slurm(
         write_file(target, "--output", lambda p: _write(result.state, p), force=force)
 
 
+def _read_slurm(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+    from xce.importers import import_slurm, read_slurm_documents
+
+    return import_slurm(read_slurm_documents(texts, report), report)
+
+
+def _read_pbs(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+    from xce.importers import import_pbs, read_pbs_documents
+
+    return import_pbs(read_pbs_documents(texts), report)
+
+
+def slurm(
+    inputs: _Inputs, output: _Output = None, force: _Force = False, strict: _Strict = False
+) -> None:
+    """Import squeue/sinfo/scontrol --json or slurmrestd responses as a state file."""
+    _import(inputs, output, force, strict, _read_slurm)
+
+
+def pbs(
+    inputs: _Inputs, output: _Output = None, force: _Force = False, strict: _Strict = False
+) -> None:
+    """Import pbsnodes -a -F json, qstat -f -F json and qstat -Q -f -F json as a state file."""
+    _import(inputs, output, force, strict, _read_pbs)
+
+
 import_app.command("slurm", cls=XceCommand)(guarded(slurm))
+import_app.command("pbs", cls=XceCommand)(guarded(pbs))

@@ -7,7 +7,15 @@ file's format, validated by :func:`xce.cluster.state_from_dict`) and a
 
 from __future__ import annotations
 
+from xce.importers.pbs import import_pbs, read_pbs_documents
 from xce.importers.report import ImportReport, ImportResult
 from xce.importers.slurm import import_slurm, read_slurm_documents
 
-__all__ = ["ImportReport", "ImportResult", "import_slurm", "read_slurm_documents"]
+__all__ = [
+    "ImportReport",
+    "ImportResult",
+    "import_pbs",
+    "import_slurm",
+    "read_pbs_documents",
+    "read_slurm_documents",
+]
