@@ -893,10 +893,9 @@ def test_replays_never_over_allocate_thorough(
 def resource_states(draw: st.DrawFn) -> ClusterState:
     """Hosts with memory and a GPU tag, a licence pool, running jobs holding slots,
     memory and licences with mixed estimates, and pending jobs asking for memory per
-    task, licences, GPU hosts, several terms or none of these, often several jobs
-    alike: what the planner's screens (slots, per-task memory, licences over a run; a
-    job no instant can fit) and its start-now probe (and its answer kept for jobs
-    alike) look at."""
+    task, licences, GPU hosts, several terms or none of these: what the planner's
+    screens (slots, per-task memory, licences over a run; a job no instant can fit)
+    and its start-now probe (and its answer kept for jobs alike) look at."""
     b = ClusterBuilder().at(NOW)
     n = draw(st.integers(2, 5))
     for i in range(n):
@@ -923,14 +922,9 @@ def resource_states(draw: st.DrawFn) -> ClusterState:
         "1*{rusage[lic=1]} + 2*{rusage[mem=1]}",
         "span[ptile=2]",
     )
-    made: list[tuple[str, int | None]] = []
     for j in range(draw(st.integers(1, 8))):
-        if made and draw(st.booleans()):  # another job like an earlier one
-            resreq, tasks = made[draw(st.integers(0, len(made) - 1))]
-        else:
-            resreq = draw(st.sampled_from(shapes))
-            tasks = None if resreq.startswith("1*{") else draw(st.integers(1, 6))
-            made.append((resreq, tasks))
+        resreq = draw(st.sampled_from(shapes))
+        tasks = None if resreq.startswith("1*{") else draw(st.integers(1, 6))
         b.job(
             f"j{j}",
             tasks,
