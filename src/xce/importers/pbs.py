@@ -41,6 +41,8 @@ FINISHED_STATES = frozenset({"F", "X", "M"})
 IGNORED_CHUNK = frozenset({"mpiprocs", "ompthreads"})
 #: Node resources mapped to slots/mem/gpu, or naming the node itself.
 NODE_BUILTIN = frozenset({"ncpus", "mem", "ngpus", "host", "vnode"})
+#: Names a custom resource may not take as an attribute: xce's own and this importer's.
+RESERVED = frozenset({"slots", "hname", "any", "mem", "gpu"})
 QUEUE_LIMITS = ("max_run", "max_run_res", "max_run_soft", "max_run_res_soft")
 
 _SIZE = re.compile(r"^(\d+)\s*([kmgtp]?)(b|w)?$", re.IGNORECASE)
@@ -143,6 +145,8 @@ def chunks(select: Any) -> list[tuple[int, dict[str, str]]]:
     for part in select.split("+"):
         items = [i.strip() for i in part.split(":")]
         count = int(items.pop(0)) if items[0].isdigit() else 1
+        if count < 1:
+            raise ValueError(f"chunk {part!r} of select {select!r}: a count of at least 1")
         spec: dict[str, str] = {}
         for item in items:
             name, sep, value = item.partition("=")
@@ -233,11 +237,13 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
         "queues": {},
         "running": [],
         "jobs": [],
+        "_names": set(),  # node names seen (dropped below)
     }
     for doc in (d for d in docs if d.kind == "nodes"):
         for name, path, node in _entries(doc):
             with _at(doc.source, path):
                 _node(name, f"{doc.source}: {path}", node, state, report)
+    _drop_clashing_attributes(state["hosts"], report)
     for doc in (d for d in docs if d.kind in ("Queue", "Server")):
         for name, path, body in _entries(doc):
             with _at(doc.source, path):
@@ -249,6 +255,7 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
                 jobs.map(doc, name, path, job)
     if jobs.uses_gpu or any("gpu" in h["resources"] for h in state["hosts"]):
         state["resources"]["gpu"] = {"kind": "consumable", "reservation": "per_host"}
+    del state["_names"]
     return ImportResult({k: v for k, v in state.items() if v}, report)
 
 
@@ -271,9 +278,10 @@ def _at(source: str, path: str) -> Iterator[None]:
 def _node(
     name: str, where: str, node: Mapping[str, Any], state: dict[str, Any], report: ImportReport
 ) -> None:
-    if any(h["name"] == name for h in state["hosts"]):
+    if name in state["_names"]:
         report.warn("node listed twice (first kept)", where)
         return
+    state["_names"].add(name)
     avail = node.get("resources_available")
     if not isinstance(avail, Mapping) or "ncpus" not in avail:
         raise ValueError("no resources_available.ncpus (the node's CPUs)")
@@ -303,16 +311,31 @@ def _attributes(avail: Mapping[str, Any], where: str, report: ImportReport) -> d
     attributes, numbers -> static numbers; sizes and durations are reported."""
     out: dict[str, Any] = {}
     for key, value in avail.items():
+        name, flag = resource_name(key), boolean(value)
         if key in NODE_BUILTIN:
             continue
-        flag = boolean(value)
-        if flag is not None:
-            out[resource_name(key)] = flag
+        if name in RESERVED or name.startswith("queue_"):
+            report.warn("node resource named like an xce one (not mapped)", f"{where}: {key}")
+        elif flag is not None:
+            out[name] = flag
         elif _plain(value):
-            out[resource_name(key)] = value
+            out[name] = value
         else:
             report.warn("node resource not mapped", f"{where}: {key}={value!r}")
     return out
+
+
+def _drop_clashing_attributes(hosts: list[dict[str, Any]], report: ImportReport) -> None:
+    """An attribute of different kinds on different nodes (a tag here, a string there)
+    would not load: it is dropped from every node, and reported."""
+    kinds: dict[str, set[type]] = {}
+    for host in hosts:
+        for key, value in host["attributes"].items():
+            kinds.setdefault(key, set()).add(bool if isinstance(value, bool) else type(value))
+    for key in sorted(k for k, seen in kinds.items() if len(seen) > 1 and seen != {int, float}):
+        report.warn("node resource of several kinds (not mapped)", key)
+        for host in hosts:
+            host["attributes"].pop(key, None)
 
 
 def _plain(value: Any) -> bool:
@@ -368,6 +391,8 @@ class _JobMapper:
         self.used: dict[str, dict[str, int]] = {n: {} for n in self.hosts}
         self.seen: set[str] = set()
         self.uses_gpu = False
+        #: Each host attribute seen, with one of its values (its kind).
+        self.known = {k: v for h in state["hosts"] for k, v in h["attributes"].items()}
 
     def map(self, doc: PbsDocument, name: str, path: str, job: Mapping[str, Any]) -> None:
         where = f"{doc.source}: {path}"
@@ -432,7 +457,7 @@ class _JobMapper:
         entry = _common(job, job_id)
         if "qtime" in job or "ctime" in job:
             entry["submit_time"] = timestamp(job.get("qtime", job.get("ctime")))
-        request = _Request(job.get("Resource_List") or {}, self._known(), where, self.report)
+        request = _Request(job.get("Resource_List") or {}, self.known, where, self.report)
         entry["tasks"], resreq = request.resreq(self._queue_select(entry.get("queue")))
         self.uses_gpu = self.uses_gpu or request.uses_gpu
         if resreq:
@@ -444,14 +469,14 @@ class _JobMapper:
             self.report.reasons[job_id] = comment
         return entry
 
-    def _known(self) -> dict[str, Any]:
-        """Each host attribute seen, with one of its values (its kind)."""
-        return {k: v for h in self.state["hosts"] for k, v in h["attributes"].items()}
-
-    def _queue_select(self, queue: Any) -> str | None:
-        """``queue_Q`` when some imported node is associated with the job's queue."""
+    def _queue_select(self, queue: Any) -> list[str]:
+        """Nodes associated with a queue (their ``queue`` attribute) run only its jobs, and
+        its jobs run only there: ``[queue_Q]`` for a job of such a queue, else
+        ``[!queue_A, !queue_B]`` for every queue that has nodes."""
         tag = f"queue_{resource_name(queue)}" if isinstance(queue, str) else ""
-        return tag if tag and tag in self._known() else None
+        if tag in self.known:
+            return [tag]
+        return [f"!{k}" for k in sorted(self.known) if k.startswith("queue_")]
 
 
 def _short_id(name: str, server: Any) -> str:
@@ -499,6 +524,17 @@ def _allocation(job: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     return out
 
 
+def _span(place: str, count: int, cpus: int) -> str:
+    """A chunk is always on one host: one chunk (or pack) -> ``span[hosts=1]``; scatter
+    puts each chunk on its own host -> ``span[ptile=CPUs]``; free chunks may share a host,
+    which xce cannot say without splitting them: no span."""
+    if count == 1 or place == "pack":
+        return "span[hosts=1]"
+    if place in ("scatter", "vscatter"):
+        return f"span[ptile={cpus}]"
+    return ""
+
+
 class _Request:
     """A pending job's ``Resource_List`` (select, ncpus, place, mem) as a requirement."""
 
@@ -508,19 +544,19 @@ class _Request:
         self.res, self.known, self.where, self.report = res, known, where, report
         self.uses_gpu = False
 
-    def resreq(self, queue_tag: str | None) -> tuple[int, str]:
+    def resreq(self, queue_terms: list[str]) -> tuple[int, str]:
         """(tasks, requirement): one term per chunk kind, a compound when several."""
         if "select" in self.res:
             parsed = chunks(self.res["select"])
         else:  # -l ncpus=N[,mem=M]: one chunk
             parsed = [(1, {k: str(self.res[k]) for k in ("ncpus", "mem") if k in self.res})]
         default_cpus = self._default_cpus(parsed)
-        span = self._span(len(parsed))
+        place = self._place(len(parsed))
         terms = []
         for count, spec in parsed:
-            cpus = int(spec.get("ncpus", default_cpus))
-            cpus = max(cpus, 1)  # a chunk of ncpus=0 still takes a place: one slot
-            terms.append((count * cpus, self._sections(spec, cpus, queue_tag, span)))
+            cpus = max(int(spec.get("ncpus", default_cpus)), 1)  # ncpus=0 still takes a slot
+            span = _span(place, count, cpus)
+            terms.append((count * cpus, self._sections(spec, cpus, queue_terms, span)))
         total = sum(t for t, _ in terms)
         if len(terms) == 1:
             return total, terms[0][1]
@@ -537,25 +573,23 @@ class _Request:
             return (ncpus - given) // bare
         return 1
 
-    def _span(self, kinds: int) -> str:
-        """``place``: pack -> all on one host; scatter/vscatter -> one chunk per host
-        (``span[ptile=CPUs]``, exact within a chunk kind); excl and group are reported."""
-        place = str(self.res.get("place") or "free").split(":")
-        for extra in place:
-            if extra in ("excl", "exclhost") or extra.startswith("group="):
-                self.report.warn("place not mapped", f"{self.where}: {extra}")
-        if "pack" in place:
-            if kinds > 1:
-                self.report.warn("place=pack of several chunk kinds not mapped", self.where)
-                return ""
-            return "span[hosts=1]"
-        return "ptile" if {"scatter", "vscatter"} & set(place) else ""
+    def _place(self, kinds: int) -> str:
+        """The arrangement of ``place`` (pack, scatter, vscatter or free); excl, exclhost
+        and group=, and pack over several chunk kinds, have no equivalent: reported."""
+        words = str(self.res.get("place") or "free").split(":")
+        for word in words:
+            if word in ("excl", "exclhost") or word.startswith("group="):
+                self.report.warn("place not mapped", f"{self.where}: {word}")
+        if "pack" in words and kinds > 1:
+            self.report.warn("place=pack of several chunk kinds not mapped", self.where)
+            return "free"
+        return next((w for w in words if w in ("pack", "scatter", "vscatter")), "free")
 
     def _sections(
-        self, spec: Mapping[str, str], cpus: int, queue_tag: str | None, span: str
+        self, spec: Mapping[str, str], cpus: int, queue_terms: list[str], span: str
     ) -> str:
-        selects = [queue_tag] if queue_tag else []
-        rusage: dict[str, float] = {}
+        selects = list(queue_terms)
+        rusage: dict[str, int] = {}
         for key, value in spec.items():
             if key == "ncpus" or key in IGNORED_CHUNK:
                 continue
@@ -573,10 +607,8 @@ class _Request:
         if selects:
             out.append(f"select[{' && '.join(selects)}]")
         if rusage:
-            out.append("rusage[" + ":".join(f"{k}={v:g}" for k, v in rusage.items()) + "]")
-        if span == "ptile":
-            out.append(f"span[ptile={cpus}]")
-        elif span:
+            out.append("rusage[" + ":".join(f"{k}={v}" for k, v in rusage.items()) + "]")
+        if span:
             out.append(span)
         return " ".join(out)
 
