@@ -68,20 +68,28 @@ def pending(**resources: Any) -> dict[str, Any]:
 # --- every sample: imports, loads, and its state is pinned ------------------------------
 
 
-@pytest.mark.parametrize("folder", SAMPLES)
-def test_sample_imports_and_matches_golden(folder: str) -> None:
-    state, _ = load(folder)
-    state_from_dict(state, folder)
-    text = yaml.safe_dump(state, sort_keys=False)
-    golden = GOLDEN / f"{folder}.yaml"
+def check_golden(name: str, text: str) -> None:
+    """``text`` is ``golden/NAME`` (rewritten instead with XCE_UPDATE_GOLDEN=1)."""
+    golden = GOLDEN / name
     if os.environ.get("XCE_UPDATE_GOLDEN") == "1":
         golden.write_text(text)
-    assert golden.exists(), f"no golden state for {folder}: run with XCE_UPDATE_GOLDEN=1"
-    assert text == golden.read_text(), f"{folder}: the state changed (XCE_UPDATE_GOLDEN=1)"
+    assert golden.exists(), f"no golden/{name}: run with XCE_UPDATE_GOLDEN=1"
+    assert text == golden.read_text(), f"golden/{name} changed (XCE_UPDATE_GOLDEN=1 rewrites it)"
+
+
+@pytest.mark.parametrize("folder", SAMPLES)
+def test_sample_imports_and_matches_golden(folder: str) -> None:
+    state, report = load(folder)
+    state_from_dict(state, folder)
+    check_golden(f"{folder}.yaml", yaml.safe_dump(state, sort_keys=False))
+    check_golden(f"{folder}.report.txt", "\n".join(report.lines()) + "\n")
 
 
 def test_every_golden_has_its_sample() -> None:
     assert sorted(p.stem for p in GOLDEN.glob("*.yaml")) == SAMPLES
+    assert sorted(p.name for p in GOLDEN.glob("*.report.txt")) == [
+        f"{s}.report.txt" for s in SAMPLES
+    ]
 
 
 def test_samples_are_those_of_the_shared_set_and_ours() -> None:
@@ -125,7 +133,7 @@ def test_aurora_sample_queues_and_held_job() -> None:
 def test_handmade_sample_reasons_and_requirements() -> None:
     state, report = load("handmade-openpbs-shape")
     jobs = {j["id"]: j for j in state["jobs"]}
-    assert jobs["103"]["resreq"] == "select[queue_gpuq] rusage[mem=4096:gpu=2] span[hosts=1]"
+    assert jobs["103"]["resreq"] == "select[queue_gpuq] rusage[mem=4096:gpu=4] span[hosts=1]"
     assert report.reasons["102"].startswith("Not Running: Insufficient amount of resource")
     assert {r["id"] for r in state["running"]} == {"100", "101"}
 
@@ -363,6 +371,7 @@ def test_stopped_queue_is_reported() -> None:
 def test_pending_job_fields() -> None:
     extra = {"project": "climate", "Priority": 10, "comment": "Not Running: Draining system"}
     state, report = one(NODES, {"Jobs": {"7.srv": job(**extra)}})
+    assert state["scheduler"] == "PBS"
     assert state["jobs"] == [
         {
             "id": "7",
@@ -373,6 +382,7 @@ def test_pending_job_fields() -> None:
             "submit_time": 1750368471,
             "tasks": 1,
             "resreq": "span[hosts=1]",
+            "reason": "Not Running: Draining system",
         }
     ]
     assert report.reasons == {"7": "Not Running: Draining system"}
@@ -643,3 +653,22 @@ def test_schedule_runs_on_every_import(folder: str, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     decisions = json.loads(result.stdout)
     assert decisions["stats"]["jobs"] == len(yaml.safe_load(out.read_text()).get("jobs", []))
+
+
+def test_jobs_pbs_pends_on_resources_pend_in_xce_too(tmp_path: Path) -> None:
+    from xce.cli.main import app
+
+    out = tmp_path / "state.json"
+    assert run(str(DATA / "handmade-openpbs-shape"), "-o", str(out)).exit_code == 0
+    result = CliRunner().invoke(app, ["schedule", str(out), "--json"])
+    decisions = json.loads(result.stdout)
+    assert decisions["scheduler"] == "PBS"
+    pending = {p["job"]: (p["reason"], p["scheduler_reason"]) for p in decisions["pending"]}
+    assert pending == {
+        "102": (
+            "NOT_ENOUGH_SLOTS",
+            "Not Running: Insufficient amount of resource: ncpus (R: 32 A: 16 T: 64)",
+        ),
+        "103": ("NOT_ENOUGH_RESOURCE", "Not Running: Insufficient amount of resource: ngpus"),
+    }
+    assert [d["job"] for d in decisions["dispatched"]] == ["104"]

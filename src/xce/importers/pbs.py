@@ -237,6 +237,7 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
         "queues": {},
         "running": [],
         "jobs": [],
+        "scheduler": "PBS",
         "_names": set(),  # node names seen (dropped below)
     }
     for doc in (d for d in docs if d.kind == "nodes"):
@@ -465,8 +466,9 @@ class _JobMapper:
         if "Priority" in job:
             self.report.count("priorities read (kept in the report)")
         comment = job.get("comment")
-        if isinstance(comment, str) and comment:
+        if isinstance(comment, str) and comment:  # PBS's only pend reason: free text
             self.report.reasons[job_id] = comment
+            entry["reason"] = comment  # shown beside xce's own (xce schedule)
         return entry
 
     def _queue_select(self, queue: Any) -> list[str]:
