@@ -350,6 +350,18 @@ def test_queue_default_above_max_is_left_out() -> None:
     assert state["queues"]["q"] == {"priority": 0, "max_runtime": 3600}
 
 
+def test_queue_walltime_of_zero_is_no_limit() -> None:
+    body = {"resources_max": {"walltime": "00:00:00"}, "resources_default": {"walltime": 0}}
+    state, _ = one({"Queue": {"q": body}})
+    assert state["queues"]["q"] == {"priority": 0}
+
+
+def test_node_number_beyond_a_state_file_is_reported() -> None:
+    state, report = one({"nodes": {"a": node(avail={"serial": 10**16, "rack": 7})}})
+    assert state["hosts"][0]["attributes"] == {"rack": 7}
+    assert report.counts["node resource not mapped"] == 1
+
+
 def test_queue_and_server_limits_are_reported() -> None:
     queue = {"max_run": "[u:PBS_GENERIC=1]", "max_run_res": {"nodect": "[o:PBS_ALL=32]"}}
     server = {"srv": {"max_run": "[u:PBS_GENERIC=10]", "server_state": "Scheduling"}}
@@ -362,7 +374,7 @@ def test_queue_and_server_limits_are_reported() -> None:
 
 def test_stopped_queue_is_reported() -> None:
     _, report = one({"Queue": {"q": {"started": "False"}}})
-    assert report.counts["stopped queue (started=False) mapped as running"] == 1
+    assert report.counts["stopped queue (started=False; xce dispatches from it)"] == 1
 
 
 # --- jobs ----------------------------------------------------------------------------------

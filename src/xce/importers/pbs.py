@@ -238,12 +238,17 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
         "running": [],
         "jobs": [],
         "scheduler": "PBS",
-        "_names": set(),  # node names seen (dropped below)
     }
+    names: set[str] = set()
     for doc in (d for d in docs if d.kind == "nodes"):
         for name, path, node in _entries(doc):
+            where = f"{doc.source}: {path}"
+            if name in names:
+                report.warn("node listed twice (first kept)", where)
+                continue
+            names.add(name)
             with _at(doc.source, path):
-                _node(name, f"{doc.source}: {path}", node, state, report)
+                state["hosts"].append(_node(name, where, node, report))
     _drop_clashing_attributes(state["hosts"], report)
     for doc in (d for d in docs if d.kind in ("Queue", "Server")):
         for name, path, body in _entries(doc):
@@ -256,7 +261,6 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
                 jobs.map(doc, name, path, job)
     if jobs.uses_gpu or any("gpu" in h["resources"] for h in state["hosts"]):
         state["resources"]["gpu"] = {"kind": "consumable", "reservation": "per_host"}
-    del state["_names"]
     return ImportResult({k: v for k, v in state.items() if v}, report)
 
 
@@ -276,13 +280,8 @@ def _at(source: str, path: str) -> Iterator[None]:
 # --- nodes and queues ----------------------------------------------------------------------
 
 
-def _node(
-    name: str, where: str, node: Mapping[str, Any], state: dict[str, Any], report: ImportReport
-) -> None:
-    if name in state["_names"]:
-        report.warn("node listed twice (first kept)", where)
-        return
-    state["_names"].add(name)
+def _node(name: str, where: str, node: Mapping[str, Any], report: ImportReport) -> dict[str, Any]:
+    """A host of a pbsnodes vnode: ncpus -> slots, mem -> MiB, ngpus -> gpu."""
     avail = node.get("resources_available")
     if not isinstance(avail, Mapping) or "ncpus" not in avail:
         raise ValueError("no resources_available.ncpus (the node's CPUs)")
@@ -300,11 +299,16 @@ def _node(
     attributes = _attributes(avail, where, report)
     if isinstance(node.get("queue"), str):
         attributes[f"queue_{resource_name(node['queue'])}"] = True
-    host = {"name": name, "slots": ncpus, "resources": resources, "attributes": attributes}
-    state["hosts"].append({**host, "status": status})
     report.count("hosts")
     if status != "ok":
         report.count(f"hosts {status}")
+    return {
+        "name": name,
+        "slots": ncpus,
+        "resources": resources,
+        "attributes": attributes,
+        "status": status,
+    }
 
 
 def _attributes(avail: Mapping[str, Any], where: str, report: ImportReport) -> dict[str, Any]:
@@ -340,10 +344,11 @@ def _drop_clashing_attributes(hosts: list[dict[str, Any]], report: ImportReport)
 
 
 def _plain(value: Any) -> bool:
-    """A number, or a string that is not a size or a duration (those have units)."""
+    """A number (finite, within a state file's 1e15), or a string that is not a size or a
+    duration (those have units)."""
     if isinstance(value, str):
         return not _SIZE.match(value) and ":" not in value
-    return isinstance(value, (int, float))
+    return isinstance(value, (int, float)) and math.isfinite(value) and abs(value) <= 1e15
 
 
 def _queue(
@@ -365,12 +370,12 @@ def _queue(
         report.count("route queues (not mapped)")
         return
     if boolean(body.get("started")) is False:
-        report.warn("stopped queue (started=False) mapped as running", where)
+        report.warn("stopped queue (started=False; xce dispatches from it)", where)
     queue: dict[str, Any] = {"priority": int(body.get("Priority") or 0)}
     maxima, defaults = body.get("resources_max") or {}, body.get("resources_default") or {}
-    if "walltime" in maxima:
+    if "walltime" in maxima and seconds(maxima["walltime"]) > 0:
         queue["max_runtime"] = seconds(maxima["walltime"])
-    if "walltime" in defaults:
+    if "walltime" in defaults and seconds(defaults["walltime"]) > 0:
         default = seconds(defaults["walltime"])
         if default <= queue.get("max_runtime", default):
             queue["default_runtime"] = default
