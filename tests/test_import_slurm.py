@@ -121,7 +121,8 @@ def test_v037_squeue_already_has_flagged_numbers() -> None:
     # 21.08's squeue --json prints some job numbers as {"set", "infinite", "number"}
     state, report = load("cli-21.08.5-v0.0.37-rivos")
     (job,) = state["jobs"]
-    assert (job["tasks"], job["resreq"]) == (1, "rusage[mem=131072]")
+    # its partition hw-m has no imported node: it cannot run on them (reported)
+    assert (job["tasks"], job["resreq"]) == (1, "select[partition_hw_m] rusage[mem=131072]")
     assert report.counts["running job on a node not in the input (skipped)"] == 1
 
 
@@ -324,7 +325,7 @@ NODE = {
     "state": ["IDLE"],
     "gres": "gpu:a100:2",
     "features": ["fast", "ib"],
-    "partitions": ["p"],
+    "partitions": ["p", "q"],
 }
 
 
@@ -362,7 +363,12 @@ def test_pending_job(fields: dict[str, Any], tasks: int, resreq: str | None) -> 
 
 def test_node_features_and_partitions_become_tags() -> None:
     state, _ = one(doc(nodes=[NODE]))
-    assert state["hosts"][0]["attributes"] == {"fast": True, "ib": True, "partition_p": True}
+    assert state["hosts"][0]["attributes"] == {
+        "fast": True,
+        "ib": True,
+        "partition_p": True,
+        "partition_q": True,
+    }
     old = {**NODE, "features": "fast,ib", "state": "idle"}
     state, _ = one(doc("openapi/v0.0.37", nodes=[old]))
     assert state["hosts"][0]["attributes"]["ib"] is True
@@ -456,9 +462,21 @@ def test_schedule_runs_on_every_import(folder: str, tmp_path: Path) -> None:
 
 
 def test_pending_job_keeps_to_its_partition() -> None:
-    state, _ = one(doc(nodes=[NODE], jobs=[pending(partition="p", features="fast")]))
+    """A job keeps to its partition's nodes (no select when every node is in it); a job
+    whose partition has no imported node cannot run on them, reported."""
+    other = {**NODE, "name": "n2", "partitions": ["q"]}
+    state, report = one(doc(nodes=[NODE, other], jobs=[pending(partition="p", features="fast")]))
     assert state["jobs"][0]["resreq"] == "select[partition_p && (fast)]"
     state_from_dict(state)
+    state, _ = one(doc(nodes=[NODE, other], jobs=[pending(partition="q")]))
+    assert "resreq" not in state["jobs"][0]
+    state, report = one(doc(nodes=[NODE], jobs=[pending(partition="gone")]))
+    assert state["jobs"][0]["resreq"] == "select[partition_gone]"
+    assert state["resources"]["partition_gone"] == {"kind": "boolean"}
+    warned = report.warnings["job's partition has no imported node (it cannot run on them)"]
+    assert warned == ["t.json: jobs[0]"]
+    loaded = state_from_dict(state)
+    assert not loaded.hosts.tags["partition_gone"].any()
 
 
 def test_local_slurm_capture_pends_where_slurm_does() -> None:
@@ -603,3 +621,22 @@ def test_schedule_json_without_imported_reasons_is_unchanged(tmp_path: Path) -> 
     info = json.loads(CliRunner().invoke(app, ["schedule", str(path), "--json"]).stdout)
     assert "scheduler" not in info
     assert all("scheduler_reason" not in e for e in info["dispatched"] + info["pending"])
+
+
+def test_running_memory_from_the_request_when_job_resources_gives_none() -> None:
+    """22.05's squeue gives no memory per allocated node: a running job's --mem (per
+    node) or --mem-per-cpu (times its CPUs there) is charged instead, reported once."""
+    state, report = load("local-22.05.8-v0.0.38")
+    job = next(r for r in state["running"] if r["id"] == "3")  # -N 2 -n 16 --mem=1000
+    assert [a["resources"] for a in job["alloc"]] == [{"mem": 1000}, {"mem": 1000}]
+    kind = "running job's memory from its request (job_resources gives none)"
+    assert report.counts[kind] == 1
+
+
+def test_a_job_state_of_the_wrong_type_is_named() -> None:
+    with pytest.raises(
+        InputError, match=r"expected job_state as a string or a list of flags, got 3"
+    ):
+        one(doc(nodes=[NODE], jobs=[pending(job_state=3)]))
+    with pytest.raises(InputError, match="no job_state in this job"):
+        one(doc(nodes=[NODE], jobs=[{"job_id": 1}]))

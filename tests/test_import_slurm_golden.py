@@ -164,7 +164,12 @@ PBS_QSTAT = '{"timestamp": 1, "pbs_version": "23.06.06", "pbs_server": "x", "Job
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [
-        pytest.param(PBS_QSTAT, "meta.plugin", "not a Slurm JSON document", id="pbs-qstat"),
+        pytest.param(
+            PBS_QSTAT,
+            "pbs_version",
+            "a PBS document, not Slurm's: use xce import pbs",
+            id="pbs-qstat",
+        ),
         pytest.param(
             slurm_doc("data_parser/v0.0.36", nodes=[NODE]),
             "meta.plugin",

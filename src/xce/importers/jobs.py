@@ -38,7 +38,9 @@ def job_state(job: Mapping[str, Any]) -> list[str]:
         return [value.upper()]
     if isinstance(value, list):
         return [str(v).upper() for v in value]
-    raise ValueError(f"no job_state in this job ({value!r})")
+    if value is None:
+        raise ValueError("no job_state in this job")
+    raise ValueError(f"expected job_state as a string or a list of flags, got {value!r}")
 
 
 def map_job(
@@ -67,7 +69,7 @@ def map_job(
                 report.count("running")
                 seen.add(job_id)
         elif "PENDING" in flags:
-            entry = _pending(job, job_id, where, hosts, report)
+            entry = _pending(job, job_id, where, hosts, state, report)
             _named_reservation(job, entry, where, state, report)
             state["jobs"].append(entry)
             report.count("pending")
@@ -127,6 +129,7 @@ def _pending(
     job_id: str,
     where: str,
     hosts: Mapping[str, Mapping[str, Any]],
+    state: dict[str, Any],
     report: ImportReport,
 ) -> dict[str, Any]:
     entry = _common(job, job_id)
@@ -137,7 +140,7 @@ def _pending(
     nodes = units.number(job.get("node_count")) or units.number(job.get("minimum_nodes"))
     entry["tasks"] = slots
     sections: list[str] = []
-    selects = _partitions(entry.get("queue"), hosts)
+    selects = _partitions(entry.get("queue"), hosts, state, where, report)
     features = str(job.get("features") or "")
     if features:
         try:
@@ -182,15 +185,30 @@ def _pending(
     return entry
 
 
-def _partitions(queue: Any, hosts: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """``[partition_q]`` when some imported node is in the job's partition ``q`` (its
-    queue membership), else nothing: a select naming an unknown tag would not load."""
+def _partitions(
+    queue: Any,
+    hosts: Mapping[str, Mapping[str, Any]],
+    state: dict[str, Any],
+    where: str,
+    report: ImportReport,
+) -> list[str]:
+    """``[partition_q]``: the job runs only on the nodes of its partition ``q`` (their
+    queue membership). When no imported node is in it, the tag is declared (no host has
+    it: the job cannot run on the imported nodes, as in Slurm) and that is reported.
+    Nothing when every imported node is in it, or none gives its partitions."""
     if not isinstance(queue, str):
         return []
     tag = f"partition_{units.resource_name(queue)}"
-    if any(h["host"]["attributes"].get(tag) for h in hosts.values()):
-        return [tag]
-    return []
+    attributes = [h["host"]["attributes"] for h in hosts.values()]
+    if not any(k.startswith("partition_") for a in attributes for k in a):
+        return []
+    members = sum(1 for a in attributes if a.get(tag))
+    if members == len(attributes):
+        return []  # every imported node is in it: no restriction
+    if not members:
+        state["resources"].setdefault(tag, {"kind": "boolean"})
+        report.warn("job's partition has no imported node (it cannot run on them)", where)
+    return [tag]
 
 
 def _num(value: float) -> str:
@@ -213,6 +231,8 @@ def _running(
         report.warn("running job without an allocation (skipped)", where)
         return None
     out = []
+    per_cpu, per_node = _per_node_mem(job)
+    guessed = False
     for name, cpus, mem in alloc:
         host = hosts.get(name)
         if host is None:
@@ -220,9 +240,14 @@ def _running(
             return None
         slots = min(int(cpus), host["host"]["slots"]) or 1
         item: dict[str, Any] = {"host": name, "slots": slots}
+        if not mem and (per_node or per_cpu):  # job_resources gives none: the request's
+            mem = per_node or (per_cpu or 0) * slots
+            guessed = True
         if mem:
             item["resources"] = {"mem": min(int(mem), host["host"]["resources"]["mem"])}
         out.append(item)
+    if guessed:
+        report.warn("running job's memory from its request (job_resources gives none)", where)
     entry["alloc"] = out
     return entry
 

@@ -65,6 +65,8 @@ def read_slurm_documents(
             ) from None
         if not isinstance(data, dict):
             raise _error(source, "$", "expected a JSON object (Slurm's output)")
+        if "meta" not in data and ("pbs_version" in data or "pbs_server" in data):
+            raise _error(source, "pbs_version", "a PBS document, not Slurm's: use xce import pbs")
         version = plugin_version(data.get("meta"), source)
         if version not in KNOWN_VERSIONS:
             newer = int(version.rsplit(".", 1)[1]) > 43
