@@ -2,7 +2,9 @@
 # Install Debian's Slurm (22.05 on bookworm) and munge, without starting their
 # services: the test suite starts its own daemons in a temporary directory.
 set -euo pipefail
-if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null; then
+# The daemons, and the client commands tests/test_real_slurm.py runs.
+have() { for c in "$@"; do command -v "$c" >/dev/null || return 1; done; }
+if have slurmctld slurmd munged sbatch squeue sinfo scancel scontrol sdiag; then
     exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 2; }

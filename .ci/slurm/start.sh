@@ -2,7 +2,8 @@
 # Start a one-machine Slurm in DIR (created): munged, slurmctld, and one slurmd -N per
 # node; six nodes of two shapes (n1-n4: 8 CPUs 16000 MiB, features intel,ib;
 # g1-g2: 16 CPUs 64000 MiB, features amd,gpu), partitions batch (n*, default) and big
-# (g*, higher tier). Writes DIR/slurm.conf, DIR/env (source it for SLURM_CONF) and
+# (g*, higher tier); backfill every 5 s (bf_interval=5) so a test need not wait 30 s.
+# Writes DIR/slurm.conf, DIR/env (source it for SLURM_CONF) and
 # DIR/pids (one process id a line), which stop.sh reads. Run as root.
 set -euo pipefail
 dir=$(realpath -m "${1:?usage: start.sh DIR}")
@@ -40,6 +41,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU_Memory
 SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=5
 SlurmdParameters=config_overrides
 ReturnToService=2
 JobCompType=jobcomp/none
@@ -62,9 +64,11 @@ for _ in $(seq 50); do
     sleep 0.2
 done
 cat "$dir/slurmctld.pid" "$dir"/slurmd-*.pid >> "$dir/pids"
-for _ in $(seq 50); do
-    sinfo -h -o %T 2>/dev/null | grep -q idle && exit 0
+# Every node idle (a node still registering shows unknown), not just the first.
+for _ in $(seq 100); do
+    [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 6 ] && exit 0
     sleep 0.2
 done
-echo "start.sh: nodes not idle; see $dir/log" >&2
+echo "start.sh: not all six nodes idle; see $dir/log" >&2
+sinfo -N >&2 || true
 exit 1

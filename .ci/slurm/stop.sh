@@ -15,7 +15,24 @@ if [ -n "$jobs" ]; then
         sleep 0.1
     done
 fi
+# marked_pids DIR: processes holding a file of DIR/log open, and processes whose
+# environment has SLURM_CONF=DIR/slurm.conf and a SLURM_JOB_ID.
+marked_pids() {
+    local real conf f pid
+    real=$(realpath -m "$1")
+    conf=$real/slurm.conf
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$real/log/*" 2>/dev/null | cut -d/ -f3
+    for f in $(grep -lzx "SLURM_CONF=$conf" /proc/[0-9]*/environ 2>/dev/null); do
+        pid=${f#/proc/}
+        pid=${pid%/environ}
+        grep -qz '^SLURM_JOB_ID=' "$f" 2>/dev/null && echo "$pid"
+    done
+}
 pids=$(cat "$dir/pids")
+# And what the jobs left: a slurmstepd (it keeps a log file of DIR/log open; its
+# environment is empty) and a job's processes (this SLURM_CONF and a SLURM_JOB_ID in
+# their environment). Found by those marks, stopped by process id.
+pids="$pids $(marked_pids "$dir")"
 # shellcheck disable=SC2086
 kill $pids 2>/dev/null
 for _ in $(seq 50); do
