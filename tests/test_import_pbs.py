@@ -684,3 +684,10 @@ def test_jobs_pbs_pends_on_resources_pend_in_xce_too(tmp_path: Path) -> None:
         "103": ("NOT_ENOUGH_RESOURCE", "Not Running: Insufficient amount of resource: ngpus"),
     }
     assert [d["job"] for d in decisions["dispatched"]] == ["104"]
+
+
+def test_running_job_using_all_of_a_node_memory_fits() -> None:
+    # sizes not a whole number of MiB are rounded down alike on the node and the job
+    nodes = {"nodes": {"n1": node(mem="1048500kb")}}
+    state, _ = one(nodes, {"Jobs": {"9.srv": job("R", exec_vnode="(n1:ncpus=8:mem=1048500kb)")}})
+    assert state["running"][0]["alloc"] == [{"host": "n1", "slots": 8, "resources": {"mem": 1023}}]

@@ -520,7 +520,7 @@ def _allocation(job: Mapping[str, Any]) -> dict[str, dict[str, int]]:
             held = out.setdefault(name, {"slots": 0})
             held["slots"] += int(spec.get("ncpus", 0))
             if "mem" in spec:
-                held["mem"] = held.get("mem", 0) + math.ceil(mebibytes(spec["mem"]))
+                held["mem"] = held.get("mem", 0) + int(mebibytes(spec["mem"]))  # as nodes
             if "ngpus" in spec:
                 held["gpu"] = held.get("gpu", 0) + int(spec["ngpus"])
     elif isinstance(job.get("exec_host"), str):
