@@ -112,10 +112,31 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
     for doc in docs:
         for i, job in enumerate(_items(doc, "jobs")):
             map_job(doc.source, f"jobs[{i}]", job, hosts, state, seen, report)
+    if any(_items(doc, "jobs") for doc in docs):
+        _check_allocated(hosts, state["running"], report)
     gres = {r for h in state["hosts"] for r in h["resources"] if r != "mem"}
     for name in sorted(gres):
         state["resources"][name] = {"kind": "consumable", "reservation": "per_host"}
     return ImportResult({k: v for k, v in state.items() if v}, report)
+
+
+def _check_allocated(
+    hosts: Mapping[str, Mapping[str, Any]], running: list[dict[str, Any]], report: ImportReport
+) -> None:
+    """Report each node whose allocated CPUs (as Slurm counts them) differ from what the
+    imported running jobs hold there: an inconsistent capture, or jobs left out (the
+    jobs' allocations are what the state holds)."""
+    held: dict[str, int] = {}
+    for job in running:
+        for claim in job["alloc"]:
+            held[claim["host"]] = held.get(claim["host"], 0) + int(claim["slots"])
+    for name, node in hosts.items():
+        slurm, jobs = int(node["alloc_cpus"]), held.get(name, 0)
+        if slurm != jobs:
+            report.warn(
+                "node's allocated CPUs differ from its running jobs' (the jobs' are kept)",
+                f"{node['where']}: Slurm {slurm}, jobs {jobs}",
+            )
 
 
 def _reservation(
@@ -188,6 +209,7 @@ def _node(
         "host": host,
         "alloc_cpus": units.number(node.get("alloc_cpus")) or 0,
         "alloc_memory": units.number(node.get("alloc_memory")) or 0,
+        "where": f"{where} ({name})",
     }
     state["hosts"].append(host)
     report.count("hosts")
