@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-all lint typecheck bench clean
+.PHONY: install demo test test-all test-slurm lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ typecheck: $(STAMP)
 # The CI suite: lint, types, and every test not marked slow.
 test: lint typecheck
 	$(PY) -m pytest -q -m "not slow"
+
+# The suite against a real Slurm alone (root: installs Debian's slurm-wlm; docs/real-slurm.md).
+test-slurm: $(STAMP)
+	bash .ci/slurm/install.sh
+	XCE_REQUIRE_SLURM=1 $(PY) -m pytest -q -m slurm
 
 # Everything, including slow and large-trace tests.
 test-all: lint typecheck

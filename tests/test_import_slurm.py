@@ -112,9 +112,40 @@ def test_running_job_allocation_from_job_resources() -> None:
     assert (job["requested_time"], job["user"], job["project"]) == (120, "jbeck", "biology")
 
 
+def running_v038(row: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A running job as 22.05's squeue --json prints it, on node n1."""
+    job = {
+        "job_id": 9,
+        "job_state": "RUNNING",
+        "cpus": 4,
+        "nodes": "n1",
+        "job_resources": {"nodes": "n1", "allocated_nodes": [{"nodename": "n1", **row}]},
+    }
+    return {**job, **fields}
+
+
 def test_allocation_without_cpu_counts_is_spread_and_warned() -> None:
-    _, report = load("slurmrestd-23.11-v0.0.40")
-    assert report.counts["allocation spread evenly (job_resources without CPU counts)"] == 5
+    row = {"cpus_used": 0, "memory_allocated": 0}
+    state, report = one(doc("data_parser/v0.0.38", nodes=[NODE], jobs=[running_v038(row)]))
+    assert state["running"][0]["alloc"] == [{"host": "n1", "slots": 4}]
+    assert report.counts["allocation spread evenly (job_resources without CPU counts)"] == 1
+
+
+def test_allocation_from_the_cores_marked_allocated() -> None:
+    """v0.0.37/38 print a node's CPUs for a job only as cores marked allocated when
+    ``cpus_used`` is 0 (22.05 does): those are counted, memory from
+    ``memory_allocated``; nothing is spread (the real-Slurm suite's ``-n 20`` over a
+    16-CPU and a 4-CPU share)."""
+    cores = {"0": {"cores": {"0": "allocated", "1": "allocated", "2": "idle"}}}
+    row = {"cpus_used": 0, "memory_allocated": 700, "sockets": cores}
+    node = {**NODE, "alloc_cpus": 2}
+    state, report = one(doc("data_parser/v0.0.38", nodes=[node], jobs=[running_v038(row)]))
+    assert state["running"][0]["alloc"] == [{"host": "n1", "slots": 2, "resources": {"mem": 700}}]
+    assert not report.warnings
+    state, report = load("local-22.05.8-v0.0.38")
+    job = next(r for r in state["running"] if r["id"] == "3")  # -N 2 -n 16 --mem=1000
+    assert [(a["slots"], a["resources"]) for a in job["alloc"]] == [(8, {"mem": 1000})] * 2
+    assert "allocation spread evenly (job_resources without CPU counts)" not in report.counts
 
 
 def test_v037_squeue_already_has_flagged_numbers() -> None:
@@ -624,11 +655,12 @@ def test_schedule_json_without_imported_reasons_is_unchanged(tmp_path: Path) -> 
 
 
 def test_running_memory_from_the_request_when_job_resources_gives_none() -> None:
-    """22.05's squeue gives no memory per allocated node: a running job's --mem (per
-    node) or --mem-per-cpu (times its CPUs there) is charged instead, reported once."""
-    state, report = load("local-22.05.8-v0.0.38")
-    job = next(r for r in state["running"] if r["id"] == "3")  # -N 2 -n 16 --mem=1000
-    assert [a["resources"] for a in job["alloc"]] == [{"mem": 1000}, {"mem": 1000}]
+    """Where job_resources gives no memory per allocated node, a running job's --mem
+    (per node) or --mem-per-cpu (times its CPUs there) is charged instead, reported."""
+    row = {"cpus_used": 4, "memory_allocated": 0}
+    job = running_v038(row, memory_per_node=1000)
+    state, report = one(doc("data_parser/v0.0.38", nodes=[NODE], jobs=[job]))
+    assert state["running"][0]["alloc"] == [{"host": "n1", "slots": 4, "resources": {"mem": 1000}}]
     kind = "running job's memory from its request (job_resources gives none)"
     assert report.counts[kind] == 1
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slurm
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".ci" / "slurm"
 XCE = Path(sys.executable).parent / "xce"

@@ -82,6 +82,21 @@ def map_job(
         raise InputError(str(err), source=source, path=path) from None
 
 
+def _allocated_cores(sockets: Any) -> int:
+    """v0.0.37/38: the cores of a node marked allocated to the job (``{socket: {"cores":
+    {core: "allocated"}}}``), its CPUs there when ``cpus_used`` is 0 (one thread per
+    core: a node of several threads per core counts fewer CPUs than Slurm gave)."""
+    if not isinstance(sockets, Mapping):
+        return 0
+    return sum(
+        1
+        for socket in sockets.values()
+        if isinstance(socket, Mapping) and isinstance(socket.get("cores"), Mapping)
+        for state in socket["cores"].values()
+        if str(state).lower().startswith("allocated")
+    )
+
+
 def _named_reservation(
     job: Mapping[str, Any],
     entry: dict[str, Any],
@@ -279,7 +294,11 @@ def _allocation(
         nodes = [dict(v, nodename=names[int(k)]) for k, v in nodes.items() if int(k) < len(names)]
     for r in nodes or []:
         name = r.get("nodename")
-        got = units.number(r.get("cpus")) or units.number(r.get("cpus_used")) or 0
+        got = (
+            units.number(r.get("cpus"))
+            or units.number(r.get("cpus_used"))
+            or _allocated_cores(r.get("sockets"))
+        )
         mem = units.number(r.get("memory")) or units.number(r.get("memory_allocated")) or 0
         rows_old.append((name, got, mem))
     if rows_old and all(c for _, c, _ in rows_old):
