@@ -19,7 +19,7 @@ class ImportReport:
     mapped: Counter[str] = field(default_factory=Counter)
     warnings: dict[str, list[str]] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
-    reasons: dict[str, str] = field(default_factory=dict)  # job id -> Slurm state_reason
+    reasons: dict[str, str] = field(default_factory=dict)  # job id -> the scheduler's reason
 
     def count(self, what: str, n: int = 1) -> None:
         self.mapped[what] += n
@@ -36,15 +36,6 @@ class ImportReport:
         for kind, examples in self.warnings.items():
             out.append(f"warning: {kind}: {self.counts[kind]} (e.g. {'; '.join(examples)})")
         return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "mapped": dict(self.mapped),
-            "warnings": {
-                k: {"count": self.counts[k], "examples": v} for k, v in self.warnings.items()
-            },
-            "slurm_reasons": dict(self.reasons),
-        }
 
 
 @dataclass(frozen=True, slots=True)
