@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from xce.errors import InputError
-from xce.importers.report import ImportReport, ImportResult
+from xce.importers import units
+from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.units import resource_name
 
 SECTIONS = ("nodes", "Jobs", "Queue", "Server")
@@ -124,12 +125,7 @@ def host_status(text: str) -> tuple[str, list[str]]:
     """The xce host status of a node ``state`` (``free``, ``down,offline``), and the
     states it did not know (read as ok)."""
     states = [s.strip().lower() for s in text.split(",") if s.strip()]
-    unknown = [s for s in states if s not in UNAVAIL_STATES | CLOSED_STATES | OK_STATES]
-    if any(s in UNAVAIL_STATES for s in states):
-        return "unavail", unknown
-    if any(s in CLOSED_STATES for s in states):
-        return "closed", unknown
-    return "ok", unknown
+    return units.host_status(states, (UNAVAIL_STATES, CLOSED_STATES, OK_STATES))
 
 
 def chunks(select: Any) -> list[tuple[int, dict[str, str]]]:
@@ -231,14 +227,7 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
     """The state-file dict of PBS documents (nodes, queues, jobs, server)."""
     report = report or ImportReport()
     docs = list(docs)
-    state: dict[str, Any] = {
-        "resources": {"mem": {"kind": "consumable", "reservation": "per_task"}},
-        "hosts": [],
-        "queues": {},
-        "running": [],
-        "jobs": [],
-        "scheduler": "PBS",
-    }
+    state = empty_state("PBS")
     names: set[str] = set()
     for doc in (d for d in docs if d.kind == "nodes"):
         for name, path, node in _entries(doc):
@@ -261,7 +250,7 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
                 jobs.map(doc, name, path, job)
     if jobs.uses_gpu or any("gpu" in h["resources"] for h in state["hosts"]):
         state["resources"]["gpu"] = {"kind": "consumable", "reservation": "per_host"}
-    return ImportResult({k: v for k, v in state.items() if v}, report)
+    return ImportResult.of(state, report)
 
 
 @contextmanager

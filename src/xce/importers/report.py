@@ -38,9 +38,30 @@ class ImportReport:
         return out
 
 
+def empty_state(scheduler: str) -> dict[str, Any]:
+    """The state-file dict an importer fills: memory declared consumable per task
+    (per CPU), the sections in the state file's order, and the scheduler's name (the
+    label of its jobs' reasons). Empty sections are dropped at the end
+    (:meth:`ImportResult.of`)."""
+    return {
+        "resources": {"mem": {"kind": "consumable", "reservation": "per_task"}},
+        "hosts": [],
+        "queues": {},
+        "running": [],
+        "jobs": [],
+        "reservations": [],
+        "scheduler": scheduler,
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     """A state-file dict and the report of how it was made."""
 
     state: dict[str, Any]
     report: ImportReport
+
+    @classmethod
+    def of(cls, state: dict[str, Any], report: ImportReport) -> ImportResult:
+        """The result of a filled :func:`empty_state`: its empty sections dropped."""
+        return cls({k: v for k, v in state.items() if v}, report)

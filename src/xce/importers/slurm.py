@@ -18,7 +18,7 @@ from typing import Any
 from xce.errors import InputError
 from xce.importers import units
 from xce.importers.jobs import map_job
-from xce.importers.report import ImportReport, ImportResult
+from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_policy import map_qos, map_reservation
 
 KNOWN_VERSIONS = ("v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43")
@@ -87,15 +87,7 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
     """The state-file dict of Slurm documents (nodes, partitions, jobs)."""
     report = report or ImportReport()
     docs = list(docs)
-    state: dict[str, Any] = {
-        "resources": {"mem": {"kind": "consumable", "reservation": "per_task"}},
-        "hosts": [],
-        "queues": {},
-        "running": [],
-        "jobs": [],
-        "reservations": [],
-        "scheduler": "Slurm",
-    }
+    state = empty_state("Slurm")
     hosts: dict[str, dict[str, Any]] = {}
     for doc in docs:
         for i, node in enumerate(_items(doc, "nodes")):
@@ -117,7 +109,7 @@ def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = No
     gres = {r for h in state["hosts"] for r in h["resources"] if r != "mem"}
     for name in sorted(gres):
         state["resources"][name] = {"kind": "consumable", "reservation": "per_host"}
-    return ImportResult({k: v for k, v in state.items() if v}, report)
+    return ImportResult.of(state, report)
 
 
 def _check_allocated(

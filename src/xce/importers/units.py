@@ -182,11 +182,20 @@ def node_states(value: Any, flags: Any = None) -> list[str]:
     return items
 
 
-def host_status(states: list[str]) -> tuple[str, list[str]]:
-    """The xce host status of Slurm's state flags, and the flags it did not know."""
-    unknown = [s for s in states if s not in UNAVAIL_STATES | CLOSED_STATES | OK_STATES]
-    if any(s in UNAVAIL_STATES for s in states):
+StateTables = tuple[frozenset[str], frozenset[str], frozenset[str]]
+"""A scheduler's node states read as (unavail, closed, ok)."""
+
+
+def host_status(
+    states: list[str], tables: StateTables = (UNAVAIL_STATES, CLOSED_STATES, OK_STATES)
+) -> tuple[str, list[str]]:
+    """The xce host status of a node's state flags (Slurm's by default; another
+    scheduler's ``tables``: unavail, closed, ok), and the flags it did not know (read as
+    ok). Unavail wins over closed, closed over ok."""
+    unavail, closed, ok = tables
+    unknown = [s for s in states if s not in unavail | closed | ok]
+    if any(s in unavail for s in states):
         return "unavail", unknown
-    if any(s in CLOSED_STATES for s in states):
+    if any(s in closed for s in states):
         return "closed", unknown
     return "ok", unknown
