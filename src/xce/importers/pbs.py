@@ -21,6 +21,7 @@ from typing import Any
 
 from xce.errors import InputError
 from xce.importers import units
+from xce.importers.documents import parse_json
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.units import resource_name
 
@@ -185,12 +186,7 @@ def read_pbs_documents(texts: Iterable[tuple[str, str]]) -> list[PbsDocument]:
     """Parse ``(source, text)`` pairs; InputError (located) for anything not PBS's."""
     docs = []
     for source, text in texts:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                f"not JSON: {err.msg}", source=source, line=err.lineno, column=err.colno
-            ) from None
+        data = parse_json(source, text)
         docs.append(PbsDocument(source, _kind(source, data), data))
     return docs
 

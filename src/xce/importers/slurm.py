@@ -9,7 +9,6 @@ newer version is read best effort with a warning.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 
 from xce.errors import InputError
 from xce.importers import units
+from xce.importers.documents import parse_json
 from xce.importers.jobs import map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_policy import map_qos, map_reservation
@@ -57,12 +57,7 @@ def read_slurm_documents(
     """Parse ``(source, text)`` pairs; InputError (located) for anything not Slurm's."""
     docs = []
     for source, text in texts:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                f"not JSON: {err.msg}", source=source, line=err.lineno, column=err.colno
-            ) from None
+        data = parse_json(source, text)
         if not isinstance(data, dict):
             raise _error(source, "$", "expected a JSON object (Slurm's output)")
         if "meta" not in data and ("pbs_version" in data or "pbs_server" in data):
