@@ -8,6 +8,7 @@ saved without the software tag, so the same input gives byte-identical files.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
@@ -24,8 +26,22 @@ from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
 
 __all__ = [
+    "MAX_GANTT_JOBS",
+    "MAX_GROUPS",
     "SIZE_BUCKETS",
+    "bin_width",
+    "binned_utilisation",
+    "bsld_by_size",
+    "busy_steps",
+    "gantt",
+    "logged_against_simulated",
+    "render",
     "size_bucket",
+    "step_bins",
+    "time_axis",
+    "time_x",
+    "wait_by_group",
+    "wait_cdfs",
     "write_compare_plots",
     "write_plots",
 ]
@@ -42,6 +58,7 @@ SIZE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
 FloatArray = npt.NDArray[np.float64]
 
 _HOUR = 3600.0
+_DAY = 86400.0
 _WAIT_FLOOR = 1.0  # seconds: shorter waits are drawn at this point of the log axis
 _WAIT_TICKS = (
     (1.0, "1 s"),
@@ -56,6 +73,7 @@ _WAIT_TICKS = (
 )
 _COLOR = "#1f77b4"
 _ACCENT = "#d62728"
+_BIN_COLOR = "#2ca02c"
 _MAX_POINTS = 4000  # per curve: more than the pixels across a plot
 _SIZE = (8.0, 4.5)  # inches
 _DPI = 100
@@ -67,15 +85,17 @@ def write_plots(
     out_dir: Path,
     subtitle: str = "",
     fmt: str = "png",
+    calendar_start: float | None = None,
 ) -> list[Path]:
     """Write utilisation.png, queue.png, wait_cdf.png and bsld_by_size.png into
     ``out_dir`` (created if missing); return their paths in that order. Empty input
     gives figures that say there is no data. ``subtitle`` (the workload and the policy)
-    is a second line of every title."""
+    is a second line of every title. ``calendar_start`` (an SWF header's
+    ``UnixStartTime``) puts the time plots on calendar dates (UTC)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     draws: tuple[Callable[[Axes], None], ...] = (
-        lambda ax: _utilisation(ax, timeline, records),
-        lambda ax: _queue(ax, timeline),
+        lambda ax: _utilisation(ax, timeline, records, calendar_start),
+        lambda ax: _queue(ax, timeline, calendar_start),
         lambda ax: _wait_cdf(ax, records),
         lambda ax: _bsld_by_size(ax, records),
     )
@@ -88,6 +108,12 @@ def write_plots(
 
 
 def _save(draw: Callable[[Axes], None], path: Path, subtitle: str = "") -> None:
+    path.write_bytes(render(draw, subtitle, path.suffix.lstrip(".")))
+
+
+def render(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -> bytes:
+    """One figure drawn by ``draw`` on a fresh axes, as PNG or SVG bytes; ``subtitle``
+    (the workload and the policy) is a second line of its title. Same input, same bytes."""
     with matplotlib.style.context("default"):  # ignore the user's matplotlibrc
         fig = Figure(figsize=_SIZE, dpi=_DPI, layout="constrained")
         FigureCanvasAgg(fig)
@@ -96,11 +122,13 @@ def _save(draw: Callable[[Axes], None], path: Path, subtitle: str = "") -> None:
         if subtitle:
             ax.set_title(f"{ax.get_title()}\n{subtitle}")
         ax.grid(True, alpha=0.3)
-        if path.suffix == ".svg":  # the same input, the same bytes: no date, fixed ids
+        buffer = io.BytesIO()
+        if fmt == "svg":  # the same input, the same bytes: no date, fixed ids
             with matplotlib.rc_context({"svg.hashsalt": "xce"}):
-                fig.savefig(path, format="svg", metadata={"Date": None, "Creator": None})
+                fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
         else:
-            fig.savefig(path, format="png", metadata={"Software": None})
+            fig.savefig(buffer, format="png", metadata={"Software": None})
+        return buffer.getvalue()
 
 
 def _no_data(ax: Axes, what: str) -> None:
@@ -137,26 +165,49 @@ def _envelope(hours: FloatArray, values: FloatArray, bins: int) -> tuple[FloatAr
     return x, np.column_stack([low, high]).ravel()
 
 
-def _hours(timeline: Timeline) -> FloatArray:
-    return np.asarray(timeline.times, dtype=np.float64) / _HOUR
+def _seconds(timeline: Timeline) -> FloatArray:
+    return np.asarray(timeline.times, dtype=np.float64)
+
+
+def time_x(seconds: FloatArray, calendar_start: float | None) -> FloatArray:
+    """Positions on a time axis: simulated hours, or matplotlib date numbers (days since
+    1970-01-01 UTC) when the trace's ``UnixStartTime`` is known."""
+    if calendar_start is None:
+        return seconds / _HOUR
+    return (calendar_start + seconds) / _DAY
+
+
+def time_axis(ax: Axes, calendar_start: float | None) -> None:
+    """Label a time axis drawn at :func:`time_x` positions."""
+    if calendar_start is None:
+        ax.set_xlabel("Simulated time (hours)")
+        return
+    locator = AutoDateLocator()  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    ax.set_xlabel("Calendar time (UTC, from the trace's UnixStartTime)")
 
 
 # -- over time ------------------------------------------------------------------------
 
 
-def _utilisation(ax: Axes, timeline: Timeline, records: Sequence[JobRecord]) -> None:
+def _utilisation(
+    ax: Axes, timeline: Timeline, records: Sequence[JobRecord], calendar_start: float | None
+) -> None:
     """Busy slots over time (every busy slot, work running at the start included); the
     title gives both figures of ``metrics.json`` and the dashed line is the curve's mean
-    over their window, ``utilization_all_work`` (:func:`xce.sim.metrics.utilisation`)."""
-    ax.set_xlabel("Simulated time (hours)")
+    over their window, ``utilization_all_work`` (:func:`xce.sim.metrics.utilisation`).
+    A run of two days or more also gets the curve's mean per bin (:func:`bin_width`)."""
+    time_axis(ax, calendar_start)
     ax.set_ylabel(f"Busy slots (% of {timeline.total_slots:,})")
     if not timeline.times or timeline.total_slots <= 0:
         ax.set_title("Cluster utilisation")
         _no_data(ax, "samples")
         return
-    hours = _hours(timeline)
+    seconds = _seconds(timeline)
+    x = time_x(seconds, calendar_start)
     busy = 100.0 * np.asarray(timeline.busy, dtype=np.float64) / timeline.total_slots
-    _draw_steps(ax, hours, busy)
+    _draw_steps(ax, x, busy)
     used = utilisation(records, timeline)
     if used.makespan <= 0:
         ax.set_title("Cluster utilisation")
@@ -167,34 +218,32 @@ def _utilisation(ax: Axes, timeline: Timeline, records: Sequence[JobRecord]) -> 
             f"the workload's jobs {100 * used.workload:.1f} %",
             fontsize="medium",
         )
-        ax.hlines(
-            100 * used.all_work,
-            used.start / _HOUR,
-            used.end / _HOUR,
-            color=_ACCENT,
-            linestyle="--",
-            linewidth=1,
-        )
+        ends = time_x(np.array([used.start, used.end]), calendar_start)
+        ax.hlines(100 * used.all_work, ends[0], ends[1], color=_ACCENT, linestyle="--", linewidth=1)
+    if seconds[-1] - seconds[0] >= _BINNED_FROM:
+        edges, share, unit = step_bins(seconds, busy, calendar_start)
+        ax.stairs(share, time_x(edges, calendar_start), color=_BIN_COLOR, label=f"{unit}ly mean")
+        ax.legend(loc="upper right", fontsize="small")
     ax.set_ylim(0, 105)
-    _time_limits(ax, hours)
+    _time_limits(ax, x)
 
 
-def _time_limits(ax: Axes, hours: FloatArray) -> None:
-    ax.set_xlim(hours[0], hours[-1] if hours[-1] > hours[0] else hours[0] + 1)
+def _time_limits(ax: Axes, x: FloatArray) -> None:
+    ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
 
 
-def _queue(ax: Axes, timeline: Timeline) -> None:
+def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None) -> None:
     ax.set_title("Queue length")
-    ax.set_xlabel("Simulated time (hours)")
+    time_axis(ax, calendar_start)
     ax.set_ylabel("Pending jobs")
     if not timeline.times:
         _no_data(ax, "samples")
         return
-    hours = _hours(timeline)
+    x = time_x(_seconds(timeline), calendar_start)
     pending = np.asarray(timeline.pending, dtype=np.float64)
-    _draw_steps(ax, hours, pending, fill=True)
+    _draw_steps(ax, x, pending, fill=True)
     ax.set_ylim(bottom=0)
-    _time_limits(ax, hours)
+    _time_limits(ax, x)
     ax.text(
         0.99,
         0.95,
@@ -205,6 +254,57 @@ def _queue(ax: Axes, timeline: Timeline) -> None:
         fontsize="small",
         color="0.3",
     )
+
+
+# -- binning over (calendar) time ---------------------------------------------------------
+
+_BINNED_FROM = 2 * 86400.0  # seconds: shorter runs are read off the curve itself
+
+
+def bin_width(span: float) -> tuple[float, str]:
+    """The bin of a run lasting ``span`` seconds: an hour up to two days, a day up to
+    90 days, a week beyond."""
+    if span <= 2 * _DAY:
+        return _HOUR, "hour"
+    if span <= 90 * _DAY:
+        return _DAY, "day"
+    return 7 * _DAY, "week"
+
+
+def step_bins(
+    times: FloatArray, values: FloatArray, calendar_start: float | None
+) -> tuple[FloatArray, FloatArray, str]:
+    """The mean of a step function (``values[i]`` holds from ``times[i]`` to the next
+    time) per bin: ``(edges, means, unit)``, ``edges`` in simulated seconds, one more
+    than the means. Bins are whole hours, days or weeks of the calendar (UTC) when the
+    trace's ``UnixStartTime`` is known, else of simulated time; the last bin is cut at
+    the last time."""
+    first, last = float(times[0]), float(times[-1])
+    width, unit = bin_width(last - first)
+    offset = calendar_start or 0.0
+    low = np.floor((first + offset) / width) * width - offset
+    edges = np.append(np.arange(low, last, width), last)
+    edges[0] = max(edges[0], first)
+    area = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
+    k = np.clip(np.searchsorted(times, edges, side="right") - 1, 0, times.size - 1)
+    at_edges = area[k] + values[k] * (edges - times[k])
+    spans = np.diff(edges)
+    means = np.divide(np.diff(at_edges), spans, out=np.zeros_like(spans), where=spans > 0)
+    return edges, means, unit
+
+
+def busy_steps(records: Sequence[JobRecord]) -> tuple[FloatArray, FloatArray]:
+    """Busy slots of the workload's jobs as a step function ``(times, slots)``: each
+    job holds its slots from its start to its end (ends first at one time)."""
+    ran = [r for r in records if r.start is not None and r.end is not None]
+    if not ran:
+        return np.zeros(0), np.zeros(0)
+    at = np.array([t for r in ran for t in (r.start, r.end)], dtype=np.float64)
+    delta = np.array([d for r in ran for d in (r.slots, -r.slots)], dtype=np.float64)
+    order = np.lexsort((delta, at))
+    times, steps = at[order], np.cumsum(delta[order])
+    last = np.append(times[1:] != times[:-1], True)  # the value after every event at a time
+    return times[last], steps[last]
 
 
 # -- per job -----------------------------------------------------------------------------
@@ -309,7 +409,7 @@ def write_compare_plots(
     out_dir.mkdir(parents=True, exist_ok=True)
     draws: tuple[Callable[[Axes], None], ...] = (
         lambda ax: _compare_waits(ax, runs, workload),
-        lambda ax: _compare_bsld(ax, runs, workload),
+        lambda ax: bsld_by_size(ax, runs, workload),
     )
     written = []
     for name, draw in zip(COMPARE_PLOTS, draws, strict=True):
@@ -320,13 +420,25 @@ def write_compare_plots(
 
 
 def _compare_waits(ax: Axes, runs: Sequence[Run], workload: str) -> None:
-    ax.set_title(f"Wait-time distribution: {workload}")
+    curves = [(name, _waits(records)) for name, records in runs]
+    names = ", ".join(name for name, _ in runs)
+    wait_cdfs(ax, curves, f"Wait-time distribution: {workload}\npolicies {names}")
+
+
+def _waits(records: Sequence[JobRecord]) -> FloatArray:
+    return np.array([r.wait for r in records if r.wait is not None], np.float64)
+
+
+def wait_cdfs(ax: Axes, curves: Sequence[tuple[str, FloatArray]], title: str) -> None:
+    """Overlaid wait CDFs on a log axis, one line per ``(label, waits)``; a label gets
+    its curve's median."""
+    ax.set_title(title)
     ax.set_xlabel("Wait (log scale; waits under 1 s drawn at 1 s)")
     ax.set_ylabel("Jobs that waited at most this long (%)")
     top = 10.0
     drawn = False
-    for k, (name, records) in enumerate(runs):
-        waits = np.sort(np.array([r.wait for r in records if r.wait is not None], np.float64))
+    for k, (name, unsorted) in enumerate(curves):
+        waits = np.sort(unsorted)
         if waits.size == 0:
             continue
         shown = np.maximum(waits, _WAIT_FLOOR)
@@ -352,8 +464,12 @@ def _compare_waits(ax: Axes, runs: Sequence[Run], workload: str) -> None:
     ax.legend(loc="lower right", fontsize="small")
 
 
-def _compare_bsld(ax: Axes, runs: Sequence[Run], workload: str) -> None:
-    ax.set_title(f"Bounded slowdown by job size (bar: median, tick: p95): {workload}")
+def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
+    """Median (bar) and p95 (tick) bounded slowdown per job size, a bar group per size."""
+    names = ", ".join(name for name, _ in runs)
+    ax.set_title(
+        f"Bounded slowdown by job size (bar: median, tick: p95): {workload}\npolicies {names}"
+    )
     ax.set_xlabel("Job size (tasks)")
     ax.set_ylabel(f"Bounded slowdown (τ = {BSLD_TAU:g} s, log scale)")
     labels = [label for label, _, _ in SIZE_BUCKETS]
@@ -379,3 +495,110 @@ def _compare_bsld(ax: Axes, runs: Sequence[Run], workload: str) -> None:
     ax.set_yscale("log")
     ax.set_ylim(bottom=0.8)
     ax.legend(loc="upper right", fontsize="small")
+
+
+# -- the report's figures (xce report) ----------------------------------------------------
+
+
+def binned_utilisation(
+    ax: Axes, records: Sequence[JobRecord], total_slots: int, calendar_start: float | None
+) -> None:
+    """The workload's jobs' busy share of ``total_slots`` per hour, day or week
+    (:func:`bin_width`), over calendar time when ``calendar_start`` is known."""
+    times, busy = busy_steps(records)
+    time_axis(ax, calendar_start)
+    ax.set_ylabel(f"Busy slots, mean per bin (% of {total_slots:,})")
+    if times.size < 2 or total_slots <= 0:
+        ax.set_title("Utilisation over time")
+        _no_data(ax, "job finished")
+        return
+    edges, share, unit = step_bins(times, 100.0 * busy / total_slots, calendar_start)
+    x = time_x(edges, calendar_start)
+    ax.set_title(f"Utilisation per {unit} (the workload's jobs)")
+    ax.stairs(share, x, color=_COLOR, fill=True, alpha=0.5)
+    ax.set_ylim(0, 105)
+    _time_limits(ax, x)
+
+
+def wait_by_group(ax: Axes, groups: dict[str, dict[str, float | None]], what: str) -> None:
+    """Median (bar) and p95 (tick) wait of each group of ``metrics.json``'s ``by_queue``
+    or ``by_user``, the :data:`MAX_GROUPS` with the most jobs, on a log axis."""
+    ax.set_title(f"Wait by {what} (bar: median, tick: p95; the {MAX_GROUPS} largest)")
+    ax.set_ylabel("Wait (s, log scale; under 1 s drawn at 1 s)")
+    ax.set_xlabel(what.capitalize())
+    largest = sorted(groups, key=lambda g: (-float(groups[g].get("jobs") or 0), g))[:MAX_GROUPS]
+    kept = [g for g in largest if groups[g].get("median_wait_s") is not None]
+    if not kept:
+        _no_data(ax, "job started")
+        return
+    medians = [max(float(groups[g]["median_wait_s"] or 0.0), _WAIT_FLOOR) for g in kept]
+    p95 = [max(float(groups[g]["p95_wait_s"] or 0.0), _WAIT_FLOOR) for g in kept]
+    x = np.arange(len(kept))
+    ax.bar(x, medians, color=_COLOR, width=0.6, label="median")
+    ax.scatter(x, p95, marker="_", s=200, color=_ACCENT, label="p95")
+    ax.set_xticks(x)
+    ax.set_xticklabels(kept, rotation=45 if len(kept) > 8 else 0, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=_WAIT_FLOOR * 0.8, top=max(p95) * 3)
+    ax.legend(loc="upper right", fontsize="small")
+
+
+MAX_GROUPS = 20
+"""At most this many queues or users in a :func:`wait_by_group` figure."""
+
+
+def logged_against_simulated(ax: Axes, simulated: FloatArray, logged: FloatArray) -> None:
+    """The replay's waits against the trace's logged waits of the same jobs: both CDFs."""
+    wait_cdfs(
+        ax,
+        [("logged", logged), ("simulated", simulated)],
+        f"Simulated against logged wait ({simulated.size} jobs with both)",
+    )
+
+
+def gantt(
+    ax: Axes,
+    records: Sequence[JobRecord],
+    window: tuple[float, float],
+    calendar_start: float | None,
+) -> None:
+    """The jobs running in ``window`` (simulated seconds), one row per host, a bar per
+    job on each of its hosts, coloured by job; at most :data:`MAX_GANTT_JOBS` jobs."""
+    low, high = window
+    shown = [
+        r
+        for r in records
+        if r.start is not None and r.end is not None and r.start < high and r.end > low
+    ][:MAX_GANTT_JOBS]
+    ax.set_title(f"Jobs on hosts, {len(shown)} jobs in the window")
+    time_axis(ax, calendar_start)
+    ax.set_ylabel("Host")
+    if not shown:
+        _no_data(ax, "job running in this window")
+        return
+    hosts = sorted({h for r in shown for h in (r.hosts or ("(no host)",))}, key=_natural)
+    row = {h: i for i, h in enumerate(hosts)}
+    edges = time_x(np.array([low, high], dtype=np.float64), calendar_start)
+    for k, r in enumerate(shown):
+        assert r.start is not None
+        assert r.end is not None
+        x = time_x(np.array([max(r.start, low), min(r.end, high)]), calendar_start)
+        color = _PALETTE[k % len(_PALETTE)]
+        for h in set(r.hosts or ("(no host)",)):
+            ax.broken_barh([(x[0], x[1] - x[0])], (row[h] - 0.4, 0.8), color=color, alpha=0.8)
+    ax.set_xlim(edges[0], edges[1])
+    ax.set_ylim(-0.6, len(hosts) - 0.4)
+    if len(hosts) <= 40:
+        ax.set_yticks(np.arange(len(hosts)))
+        ax.set_yticklabels(hosts, fontsize="x-small")
+    ax.invert_yaxis()
+
+
+MAX_GANTT_JOBS = 5000
+"""A Gantt chart draws at most this many jobs (the first to start in its window)."""
+
+
+def _natural(name: str) -> tuple[str, int]:
+    """``node10`` after ``node9``."""
+    digits = len(name) - len(name.rstrip("0123456789"))
+    return (name[: len(name) - digits], int(name[len(name) - digits :]) if digits else -1)

@@ -1,0 +1,107 @@
+"""``xce report RESULTS [-o FILE] [--force]``: one self-contained HTML page of the results
+of ``xce simulate --out``, ``xce compare --out``, a sweep, or a directory of replays.
+
+Register in ``xce.cli.main._register``::
+
+    app.command("report", cls=XceCommand)(guarded(report_cmd.report))
+
+``report_app`` runs the command alone (the tests use it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from xce.cli.conventions import CONTEXT, XceCommand, guarded
+
+__all__ = ["report", "report_app"]
+
+REPORT_NAME = "report.html"
+"""The page's name in RESULTS when ``-o`` is not given."""
+
+
+def report(
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help="A directory written by xce simulate --out or xce compare --out, a "
+            "sweep's directory (results.csv), or a directory of replays.",
+        ),
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", help=f"The HTML file (default RESULTS/{REPORT_NAME})."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace",
+            help="The SWF trace replayed, for calendar time (UnixStartTime) and logged "
+            "waits; default: the trace the results name, if it is there.",
+        ),
+    ] = None,
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", help="A replay's policy, for titles (metrics.json lacks it)."),
+    ] = None,
+    gantt_from: Annotated[
+        str | None,
+        typer.Option(
+            "--gantt-from",
+            metavar="T",
+            help="The Gantt window's start: seconds of simulated time, or an ISO date "
+            "(UTC) when the trace's UnixStartTime is known; default: the busiest day.",
+        ),
+    ] = None,
+    gantt_hours: Annotated[
+        float, typer.Option("--gantt-hours", metavar="H", help="The Gantt window's length.")
+    ] = 24.0,
+    svg: Annotated[bool, typer.Option("--svg", help="Embed the plots as SVG, not PNG.")] = False,
+) -> None:
+    """Write a self-contained HTML report (plots embedded, sortable tables, no network)."""
+    from xce.cli.outputs import check_file, output_path, shown, write_file
+    from xce.errors import InputError
+
+    if not results.is_dir():
+        raise InputError(f"RESULTS {results}: not a directory")
+    target = output_path(output, "--output") if output is not None else results / REPORT_NAME
+    inputs = [("RESULTS", p) for p in sorted(results.iterdir()) if _read(p)]
+    if trace is not None:
+        inputs.append(("--trace", trace))
+    check_file(target, "--output", inputs, force=force)
+    if not (gantt_hours > 0 and gantt_hours < float("inf")):
+        raise InputError(f"--gantt-hours {gantt_hours}: expected a positive number of hours")
+
+    from xce.sim.report import build_report, load_results
+
+    loaded = load_results(results, trace=trace, policy=policy)
+    page = build_report(
+        loaded, gantt_from=gantt_from, gantt_hours=gantt_hours, fmt="svg" if svg else "png"
+    )
+
+    def write(path: Path) -> None:
+        path.write_text(page, encoding="utf-8")
+
+    write_file(target, "--output", write, force=force)
+    typer.echo(f"wrote {shown(target)}")
+
+
+report_app = typer.Typer(
+    help="Write a self-contained HTML report of simulation results.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
+)
+report_app.command("report", cls=XceCommand)(guarded(report))
+
+
+def _read(path: Path) -> bool:
+    """Whether the report may read ``path`` (so it must never write there): any file
+    of RESULTS but an earlier HTML page."""
+    return path.is_file() and path.suffix != ".html"

@@ -1,0 +1,272 @@
+"""xce report: the HTML page of a replay, a comparison, replays and a sweep; bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from typer.testing import CliRunner
+
+from xce.cli.main import app
+from xce.cli.report_cmd import report_app
+from xce.errors import InputError
+from xce.sim import plots
+from xce.sim import report as report_mod
+from xce.sim.model import JobRecord, SimJob
+
+runner = CliRunner()
+
+START = 1_700_000_000  # the trace's UnixStartTime: 2023-11-14 22:13:20 UTC
+POLICIES = ("strict", "fcfs", "fcfs+easy")
+SECTIONS = ("summary", "waits", "slowdown", "utilisation", "groups", "logged", "gantt")
+
+
+def _trace(path: Path, jobs: int = 40) -> Path:
+    rng = random.Random(5)
+    lines = ["; Version: 2.2", f"; UnixStartTime: {START}", "; MaxNodes: 4", "; MaxProcs: 16"]
+    t = 0
+    for i in range(1, jobs + 1):
+        t += rng.randint(0, 4000)
+        run, procs = rng.randint(30, 9000), rng.choice([1, 2, 4, 8])
+        user, queue = rng.randint(1, 3), rng.randint(1, 2)
+        fields = [i, t, rng.randint(0, 3000), run, procs, -1, -1, procs, 2 * run, -1, 1]
+        fields += [user, 1, -1, queue, -1, -1, -1]
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A trace, a replay of it (sim/), a comparison (cmp/) and two replays (many/)."""
+    root = tmp_path_factory.mktemp("report")
+    trace = _trace(root / "tiny.swf")
+    _run(["simulate", "--workload", str(trace), "--out", str(root / "sim")])
+    compare = ["compare", "--workload", str(trace), "--out", str(root / "cmp")]
+    _run([*compare, *(a for p in POLICIES for a in ("--policy", p))])
+    (root / "many").mkdir()
+    for picker in ("strict", "fcfs"):
+        out = root / "many" / picker
+        _run(["simulate", "--workload", str(trace), "--picker", picker, "--out", str(out)])
+    return root
+
+
+def _report(args: list[str]) -> str:
+    result = runner.invoke(report_app, args)
+    assert result.exit_code == 0, result.output
+    out = Path(args[args.index("-o") + 1])
+    return out.read_text(encoding="utf-8")
+
+
+def _section(page: str, key: str) -> str:
+    match = re.search(rf'<section id="{key}">(.*?)</section>', page, re.S)
+    assert match is not None, key
+    return match.group(1)
+
+
+def _images(text: str) -> list[str]:
+    return re.findall(
+        r'<img src="data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]+" alt="([^"]*)"', text
+    )
+
+
+# -- content -----------------------------------------------------------------------------
+
+
+def test_a_replay_has_every_section_drawn(made: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    page = _report([str(made / "sim"), "-o", str(out), "--policy", "fcfs"])
+    assert list(re.findall(r'<section id="(\w+)">', page)) == list(SECTIONS)
+    for key in SECTIONS[1:]:
+        assert _images(_section(page, key)), key
+    assert "calendar time (UTC)" in _section(page, "utilisation")
+    # the default window is the busiest calendar day, a whole UTC day
+    assert re.search(r"The window: 2023-11-\d\d 00:00 UTC to 2023-11-\d\d 00:00 UTC", page)
+    logged = _section(page, "logged")
+    assert ">logged<" in logged
+    assert ">simulated<" in logged
+
+
+def test_a_comparison_has_its_tables_and_overlays(made: Path, tmp_path: Path) -> None:
+    page = _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
+    summary = _section(page, "summary")
+    for policy in POLICIES:
+        assert f'<td data-sort="{policy}">{policy}</td>' in summary
+    assert _images(_section(page, "waits")) == ["compare_wait_cdf.png"]
+    assert _images(_section(page, "slowdown")) == ["compare_bsld_by_size.png"]
+    groups = _section(page, "groups")
+    assert len(_images(groups)) == 2 * len(POLICIES)  # by queue and by user, per policy
+    assert "<caption>Wait by queue</caption>" in groups
+    assert "<caption>Wait by user</caption>" in groups
+    for key in ("utilisation", "logged", "gantt"):  # per-job sections say why they are empty
+        assert "per-job records (jobs.csv)" in _section(page, key)
+
+
+def test_replays_in_subdirectories_are_overlaid(made: Path, tmp_path: Path) -> None:
+    page = _report([str(made / "many"), "-o", str(tmp_path / "m.html")])
+    assert "replays, one per subdirectory" in page
+    assert _images(_section(page, "waits")) == ["wait CDFs"]
+    assert _images(_section(page, "gantt")) == ["Gantt chart, fcfs", "Gantt chart, strict"]
+
+
+def test_a_sweep_table(tmp_path: Path) -> None:
+    (tmp_path / "results.csv").write_text(
+        "workload,policy,hosts,seed,mean_wait_s,utilization\n"
+        "a.swf,fcfs,4,1,120.5,0.5\nb.swf,strict,8,2,,0.75\n",
+        encoding="utf-8",
+    )
+    page = _report([str(tmp_path), "-o", str(tmp_path / "s.html")])
+    summary = _section(page, "summary")
+    assert "Sweep: one row per cell (2 cells)" in summary
+    assert '<td data-sort="120.5">2.0 min</td>' in summary
+    assert '<td data-sort="">–</td>' in summary  # a missing value sorts last
+
+
+def test_every_title_names_the_workload_and_the_policy(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    titles: list[str] = []
+    real = plots.render
+
+    def recording(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -> bytes:
+        ax = Figure().add_subplot()
+        draw(ax)
+        titles.append(f"{ax.get_title()}\n{subtitle}")
+        return real(draw, subtitle, fmt)
+
+    monkeypatch.setattr(plots, "render", recording)
+    _report([str(made / "many"), "-o", str(tmp_path / "m.html")])
+    assert len(titles) >= 10
+    for title in titles:
+        assert "tiny.swf" in title
+        assert "strict" in title or "fcfs" in title, title
+
+
+def test_compare_plots_titles_name_the_policies(tmp_path: Path) -> None:
+    job = SimJob("1", 0.0, 60.0, 1)
+    runs = [("fcfs", [JobRecord(job, 5.0, 65.0, slots=1)]), ("strict", [])]
+    ax = Figure().add_subplot()
+    plots.bsld_by_size(ax, runs, "w.swf")
+    assert "w.swf" in ax.get_title()
+    assert "fcfs, strict" in ax.get_title()
+
+
+def test_tables_are_sortable_and_nothing_is_fetched(made: Path, tmp_path: Path) -> None:
+    page = _report([str(made / "sim"), "-o", str(tmp_path / "r.html"), "--svg"])
+    assert page.count('<table class="sortable">') >= 4
+    assert 'addEventListener("click"' in page
+    assert "default-src 'none'" in page  # the page's own policy: no network at all
+    for attribute in re.findall(r'(?:src|href)="([^"]*)"', page):
+        assert attribute.startswith(("data:", "#")), attribute[:60]
+    assert "<link" not in page
+    assert "@import" not in page
+    assert _images(_section(page, "waits"))  # SVG embedded too
+
+
+# -- windows and bins ----------------------------------------------------------------------
+
+
+def _records(*spans: tuple[float, float, int]) -> list[JobRecord]:
+    return [
+        JobRecord(SimJob(str(i), start, end - start, slots), start, end, ("h1",), slots=slots)
+        for i, (start, end, slots) in enumerate(spans)
+    ]
+
+
+def test_the_gantt_window() -> None:
+    day = 86400.0
+    records = _records((10, 20, 1), (day + 5, day + 9, 1), (day + 7, day + 8, 1))
+    assert report_mod.gantt_window(records, None, 6, None) == (day, day + 6 * 3600)
+    assert report_mod.gantt_window(records, "3600", 1, None) == (3600.0, 7200.0)
+    start = 1_000_000.0
+    low, _ = report_mod.gantt_window(records, "1970-01-13T00:00", 2, start)
+    assert low == 12 * day - start
+    with pytest.raises(InputError, match="UnixStartTime"):
+        report_mod.gantt_window(records, "1970-01-13", 2, None)
+    with pytest.raises(InputError, match="--gantt-hours"):
+        report_mod.gantt_window(records, None, 0, None)
+
+
+def test_binning_follows_the_calendar() -> None:
+    times, busy = plots.busy_steps(_records((0, 10 * 86400, 4), (86400, 2 * 86400, 4)))
+    assert list(times) == [0, 86400, 2 * 86400, 10 * 86400]
+    assert list(busy) == [4, 8, 4, 0]
+    start = 43200.0  # noon: calendar days start half a simulated day in
+    edges, means, unit = plots.step_bins(times, busy, start)
+    assert unit == "day"
+    assert edges[0] == 0
+    assert edges[1] == 43200
+    assert all((e + start) % 86400 == 0 for e in edges[1:-1])
+    assert np.allclose(means, [4, 6, 6, 4, 4, 4, 4, 4, 4, 4, 4])  # the last half a day
+
+
+# -- bad input and the output path -----------------------------------------------------------
+
+
+def _fails(args: list[str]) -> str:
+    result = runner.invoke(report_app, args)
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def test_a_directory_without_results(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x", encoding="utf-8")
+    assert "none of results.csv" in _fails([str(tmp_path)])
+    assert "not a directory" in _fails([str(tmp_path / "notes.txt")])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("metrics.json", '{"jobs": 3,', "metrics.json:1"),
+        ("metrics.json", "[1, 2]", "expected a JSON object"),
+        ("jobs.csv", "job,submit\n1,0\n", "the header lacks"),
+        ("jobs.csv", None, "jobs.csv:3"),
+    ],
+)
+def test_a_corrupt_replay_names_the_file(
+    made: Path, tmp_path: Path, name: str, text: str | None, message: str
+) -> None:
+    for part in ("metrics.json", "jobs.csv"):
+        (tmp_path / part).write_bytes((made / "sim" / part).read_bytes())
+    if text is None:  # the second job's submit time is not a number
+        lines = (tmp_path / "jobs.csv").read_text(encoding="utf-8").splitlines()
+        lines[2] = "2,soon," + lines[2].split(",", 2)[2]
+        text = "\n".join(lines) + "\n"
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    output = _fails([str(tmp_path)])
+    assert message in output
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_corrupt_comparison(tmp_path: Path) -> None:
+    (tmp_path / "compare.json").write_text(json.dumps({"workload": "w"}), encoding="utf-8")
+    assert "compare.json" in _fails([str(tmp_path)])
+
+
+def test_the_output_is_checked_before_the_work(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the results were read before the output was checked")
+
+    monkeypatch.setattr(report_mod, "load_results", no_work)
+    there = tmp_path / "r.html"
+    there.write_text("mine", encoding="utf-8")
+    assert "already exists" in _fails([str(made / "sim"), "-o", str(there)])
+    assert there.read_text(encoding="utf-8") == "mine"
+    assert "does not exist" in _fails([str(made / "sim"), "-o", str(tmp_path / "no" / "r.html")])
+    input_file = str(made / "sim" / "jobs.csv")
+    assert "never writes over an input" in _fails([str(made / "sim"), "-o", input_file, "--force"])
