@@ -192,7 +192,10 @@ def time_axis(ax: Axes, calendar_start: float | None) -> None:
 
 
 def _utilisation(
-    ax: Axes, timeline: Timeline, records: Sequence[JobRecord], calendar_start: float | None
+    ax: Axes,
+    timeline: Timeline,
+    records: Sequence[JobRecord],
+    calendar_start: float | None = None,
 ) -> None:
     """Busy slots over time (every busy slot, work running at the start included); the
     title gives both figures of ``metrics.json`` and the dashed line is the curve's mean
@@ -222,8 +225,8 @@ def _utilisation(
         ax.hlines(100 * used.all_work, ends[0], ends[1], color=_ACCENT, linestyle="--", linewidth=1)
     if seconds[-1] - seconds[0] >= _BINNED_FROM:
         edges, share, unit = step_bins(seconds, busy, calendar_start)
-        ax.stairs(share, time_x(edges, calendar_start), color=_BIN_COLOR, label=f"{unit}ly mean")
-        ax.legend(loc="upper right", fontsize="small")
+        ax.stairs(share, time_x(edges, calendar_start), color=_BIN_COLOR, label=f"mean per {unit}")
+        ax.legend(loc="lower right", fontsize="small")
     ax.set_ylim(0, 105)
     _time_limits(ax, x)
 
@@ -232,7 +235,7 @@ def _time_limits(ax: Axes, x: FloatArray) -> None:
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
 
 
-def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None) -> None:
+def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None = None) -> None:
     ax.set_title("Queue length")
     time_axis(ax, calendar_start)
     ax.set_ylabel("Pending jobs")
@@ -475,6 +478,7 @@ def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
     labels = [label for label, _, _ in SIZE_BUCKETS]
     width = 0.8 / max(len(runs), 1)
     drawn = False
+    top = 1.0
     for k, (name, records) in enumerate(runs):
         per: list[list[float]] = [[] for _ in SIZE_BUCKETS]
         for r in records:
@@ -487,13 +491,14 @@ def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
         ax.bar(x, medians, width=width, color=color, label=name)
         ax.scatter(x, p95, marker="_", s=120, color=color)
         drawn = drawn or any(per)
+        top = max(top, *p95)
     if not drawn:
         _no_data(ax, "job finished")
         return
     ax.set_xticks(np.arange(len(SIZE_BUCKETS)))
     ax.set_xticklabels(labels)
     ax.set_yscale("log")
-    ax.set_ylim(bottom=0.8)
+    ax.set_ylim(0.8, top * 2)  # room above the highest p95 tick, and for the legend
     ax.legend(loc="upper right", fontsize="small")
 
 

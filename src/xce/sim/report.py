@@ -112,7 +112,7 @@ def _read_kind(directory: Path, policy: str | None) -> tuple[Kind, str, list[Run
     if (directory / "compare.json").is_file():
         return _read_compare(directory)
     if (directory / "metrics.json").is_file():
-        run, workload = _read_replay(directory, policy or "not recorded (see --policy)")
+        run, workload = _read_replay(directory, policy)
         return "replay", workload, [run], {}
     subs = sorted(d for d in directory.iterdir() if (d / "metrics.json").is_file())
     if subs:
@@ -184,8 +184,12 @@ def _read_compare(directory: Path) -> tuple[Kind, str, list[Run], dict[str, Any]
     return "compare", data["workload"], runs, {"plots": files}
 
 
-def _read_replay(directory: Path, policy: str) -> tuple[Run, str]:
+def _read_replay(directory: Path, policy: str | None) -> tuple[Run, str]:
+    """A replay's run; its policy as given, else as its metrics name it (a ``policy``
+    key, which ``xce simulate`` does not write yet)."""
     metrics = _read_json(directory / "metrics.json")
+    named = metrics.get("policy")
+    policy = policy or (named if isinstance(named, str) else "not recorded (see --policy)")
     jobs = directory / "jobs.csv"
     if not jobs.is_file():
         raise InputError(
@@ -485,7 +489,7 @@ def _summary(page: _Page) -> str:
         return _sweep_table(results.sweep)
     from xce.sim.compare import COLUMNS
 
-    headers = ["policy", *(h.replace("\n", " ") for _, h in COLUMNS), "jobs", "unrunnable"]
+    headers = ["policy", *(_heading(h) for _, h in COLUMNS), "jobs", "unrunnable"]
     rows: list[list[Cell]] = [
         [
             _text(run.policy),
@@ -496,6 +500,11 @@ def _summary(page: _Page) -> str:
         for run in results.runs
     ]
     return _table(headers, rows, f"{results.workload}: one row per policy")
+
+
+def _heading(text: str) -> str:
+    """A terminal table's two-line heading on one line (``utilis-\nation``: utilisation)."""
+    return text.replace("-\n", "").replace("\n", " ")
 
 
 def _sweep_table(table: Sequence[Sequence[str]]) -> str:

@@ -1,0 +1,177 @@
+"""xce report in a real browser: Debian's headless Chromium opens the report of a small
+comparison from ``file://`` and checks what a reader sees.
+
+Chromium and chromium-driver come from Debian (``.ci/chromium/install.sh``, run here as
+root when they are missing); Selenium drives them through ``/usr/bin/chromedriver``, so
+nothing is downloaded. The browser and its driver are stopped by process id, even when
+the test fails. ``XCE_SAVE_SCREENSHOT=1`` also saves the screenshot as docs/img/report.png.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from xce.cli.main import app
+from xce.cli.report_cmd import report_app
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTALL = ROOT / ".ci" / "chromium" / "install.sh"
+CHROMIUM = "/usr/bin/chromium"
+DRIVER = "/usr/bin/chromedriver"
+POLICIES = ("strict", "fcfs", "fcfs+easy")
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+
+
+def _browser_installed() -> bool:
+    return Path(CHROMIUM).is_file() and Path(DRIVER).is_file()
+
+
+def _ensure_browser() -> None:
+    if _browser_installed():
+        return
+    if os.geteuid() != 0:
+        pytest.skip(f"{CHROMIUM} and {DRIVER} missing, and not root to run {INSTALL}")
+    subprocess.run(["sh", str(INSTALL)], check=True, timeout=600)
+    assert _browser_installed(), f"{INSTALL} did not install {CHROMIUM} and {DRIVER}"
+
+
+def _trace(path: Path) -> Path:
+    rng = random.Random(11)
+    lines = ["; UnixStartTime: 1700000000", "; MaxNodes: 4", "; MaxProcs: 16"]
+    t = 0
+    for i in range(1, 41):
+        t += rng.randint(0, 3000)
+        run, procs = rng.randint(60, 8000), rng.choice([1, 2, 4, 8])
+        fields = [i, t, rng.randint(0, 2000), run, procs, -1, -1, procs, 2 * run, -1, 1]
+        fields += [rng.randint(1, 4), 1, -1, rng.randint(1, 2), -1, -1, -1]
+        lines.append(" ".join(map(str, fields)))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    """The report of a comparison of three policies on a 40-job trace."""
+    runner = CliRunner()
+    trace = _trace(tmp_path / "tiny.swf")
+    args = ["compare", "--workload", str(trace), "--out", str(tmp_path / "cmp")]
+    result = runner.invoke(app, [*args, *(a for p in POLICIES for a in ("--policy", p))])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "report.html"
+    result = runner.invoke(report_app, [str(tmp_path / "cmp"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    """Every process started by ``pid``, transitively (read from /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            text = (task / "children").read_text()
+        except OSError:
+            continue
+        for child in map(int, text.split()):
+            found += [child, *_children(child)]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    """A headless Chromium under chromedriver; stopped by pid afterwards, whatever
+    happened, and checked gone."""
+    _ensure_browser()
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.add_argument("--window-size=1280,2400")
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=DRIVER, log_output=str(tmp_path / "chromedriver.log"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver_pid: int = service.process.pid
+    started = [driver_pid, *_children(driver_pid)]
+    try:
+        yield driver
+    finally:
+        try:
+            driver.quit()
+        finally:
+            for pid in [*started, *_children(driver_pid)]:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            left = [pid for pid in started if _alive(pid)]
+            assert not left, f"browser processes left running: {left}"
+
+
+def _column(driver: Any, table: Any, index: int) -> list[float]:
+    cells = table.find_elements("css selector", f"tbody tr td:nth-child({index + 1})")
+    return [float(c.get_attribute("data-sort")) for c in cells]
+
+
+def test_the_report_in_chromium(page: Path, browser: Any, tmp_path: Path) -> None:
+    browser.get(page.as_uri())
+    assert browser.title == "xce report: tiny.swf"
+
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+
+    images = browser.execute_script(
+        "return Array.from(document.images).map(function (i) { var r = "
+        "i.getBoundingClientRect(); return [i.alt, i.complete, i.naturalWidth, r.width, "
+        "r.height]; });"
+    )
+    assert len(images) == page.read_text(encoding="utf-8").count("<img ")
+    assert len(images) >= 8  # two overlays, wait by queue and by user for each policy
+    for alt, complete, natural, width, height in images:
+        assert complete, alt
+        assert natural > 0, alt
+        assert width > 0, alt
+        assert height > 0, alt
+
+    table = browser.find_element("css selector", "#summary table")
+    headers = table.find_elements("css selector", "th")
+    names = [h.text for h in headers]
+    index = names.index("mean wait")
+    before = _column(browser, table, index)
+    assert len(set(before)) > 1, "the policies' mean waits should differ"
+    headers[index].click()
+    assert _column(browser, table, index) == sorted(before)
+    assert headers[index].get_attribute("aria-sort") == "ascending"
+    headers[index].click()
+    assert _column(browser, table, index) == sorted(before, reverse=True)
+    assert headers[index].get_attribute("aria-sort") == "descending"
+    policy = [c.text for c in table.find_elements("css selector", "tbody tr td:first-child")]
+    assert sorted(policy) == sorted(POLICIES)  # rows moved whole
+
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+    assert not errors, errors
+    shot = tmp_path / "report.png"
+    assert browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("XCE_SAVE_SCREENSHOT") == "1":
+        (ROOT / "docs" / "img").mkdir(exist_ok=True)
+        shutil.copyfile(shot, ROOT / "docs" / "img" / "report.png")
