@@ -270,3 +270,32 @@ def test_the_output_is_checked_before_the_work(
     assert "does not exist" in _fails([str(made / "sim"), "-o", str(tmp_path / "no" / "r.html")])
     input_file = str(made / "sim" / "jobs.csv")
     assert "never writes over an input" in _fails([str(made / "sim"), "-o", input_file, "--force"])
+
+
+def test_a_missing_trace_is_named(made: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "gone.swf"
+    assert "gone.swf" in _fails(
+        [str(made / "sim"), "-o", str(tmp_path / "r.html"), "--trace", str(missing)]
+    )
+
+
+def test_without_its_trace_the_page_says_so(made: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "sim"
+    moved.mkdir()
+    for part in ("metrics.json", "jobs.csv"):
+        (moved / part).write_bytes((made / "sim" / part).read_bytes())
+    metrics = json.loads((moved / "metrics.json").read_text(encoding="utf-8"))
+    metrics["trace"]["source"] = str(tmp_path / "elsewhere" / "tiny.swf")
+    (moved / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    page = _report([str(moved), "-o", str(tmp_path / "r.html")])
+    assert "Binned over simulated time" in page
+    assert "is not here: pass --trace" in _section(page, "logged")
+    assert "policy not recorded (see --policy)" not in page  # titles are in the images
+    assert "not recorded (see --policy)" in _section(page, "summary")
+
+
+@pytest.mark.parametrize(
+    ("days", "unit"), [(0.5, "hour"), (2, "hour"), (2.5, "day"), (90, "day"), (91, "week")]
+)
+def test_bin_width(days: float, unit: str) -> None:
+    assert plots.bin_width(days * 86400)[1] == unit
