@@ -9,7 +9,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_alloc, bench_backfill, bench_core, bench_resreq, bench_sim
+from benchmarks import (
+    bench_alloc,
+    bench_backfill,
+    bench_core,
+    bench_resreq,
+    bench_sim,
+    bench_sweep,
+)
 from benchmarks.common import Result
 
 SUITES = {
@@ -18,6 +25,7 @@ SUITES = {
     "core": bench_core.run,
     "sim": bench_sim.run,
     "backfill": bench_backfill.run,
+    "sweep": bench_sweep.run,
 }
 
 

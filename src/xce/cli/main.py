@@ -57,12 +57,14 @@ def _register() -> None:
         resreq_cmd,
         schedule_cmd,
         simulate_cmd,
+        sweep_cmd,
         workload_cmd,
     )
 
     app.command("schedule", cls=XceCommand)(guarded(schedule_cmd.schedule))
     app.command("simulate", cls=XceCommand)(guarded(simulate_cmd.simulate))
     app.command("compare", cls=XceCommand)(guarded(compare_cmd.compare))
+    app.command("sweep", cls=XceCommand)(guarded(sweep_cmd.sweep))
     app.command("resreq", cls=XceCommand)(guarded(resreq_cmd.resreq))
     app.add_typer(workload_cmd.workload_app, name="workload", cls=XceGroup)
     app.add_typer(import_cmd.import_app, name="import", cls=XceGroup)
