@@ -299,3 +299,14 @@ def test_without_its_trace_the_page_says_so(made: Path, tmp_path: Path) -> None:
 )
 def test_bin_width(days: float, unit: str) -> None:
     assert plots.bin_width(days * 86400)[1] == unit
+
+
+def test_gantt_lanes_keep_jobs_sharing_a_host_apart() -> None:
+    records = _records((0, 100, 1), (10, 50, 1), (60, 90, 1), (95, 120, 1))
+    ax = Figure().add_subplot()
+    plots.gantt(ax, records, (0, 200), None)
+    bars = sorted(
+        (round(c.get_paths()[0].get_extents().y0, 3), i) for i, c in enumerate(ax.collections)
+    )
+    assert len(bars) == 4
+    assert len({y for y, _ in bars}) == 2  # two lanes: three jobs never overlap each other

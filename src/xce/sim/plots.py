@@ -568,10 +568,11 @@ def gantt(
     calendar_start: float | None,
 ) -> None:
     """The jobs running in ``window`` (simulated seconds), one row per host, a bar per
-    job on each of its hosts, coloured by job; at most :data:`MAX_GANTT_JOBS` jobs."""
+    job on each of its hosts, coloured by job; jobs sharing a host at once get lanes
+    of its row. At most :data:`MAX_GANTT_JOBS` jobs."""
     low, high = window
     shown = [
-        r
+        (r, max(r.start, low), min(r.end, high))
         for r in records
         if r.start is not None and r.end is not None and r.start < high and r.end > low
     ][:MAX_GANTT_JOBS]
@@ -581,16 +582,22 @@ def gantt(
     if not shown:
         _no_data(ax, "job running in this window")
         return
-    hosts = sorted({h for r in shown for h in (r.hosts or ("(no host)",))}, key=_natural)
-    row = {h: i for i, h in enumerate(hosts)}
-    edges = time_x(np.array([low, high], dtype=np.float64), calendar_start)
-    for k, r in enumerate(shown):
-        assert r.start is not None
-        assert r.end is not None
-        x = time_x(np.array([max(r.start, low), min(r.end, high)]), calendar_start)
-        color = _PALETTE[k % len(_PALETTE)]
+    on: dict[str, list[tuple[float, float, int]]] = {}
+    for k, (r, start, end) in enumerate(shown):
         for h in set(r.hosts or ("(no host)",)):
-            ax.broken_barh([(x[0], x[1] - x[0])], (row[h] - 0.4, 0.8), color=color, alpha=0.8)
+            on.setdefault(h, []).append((start, end, k))
+    hosts = sorted(on, key=_natural)
+    for spans in on.values():
+        spans.sort()  # by start: the greedy lanes are then as few as can be
+    edges = time_x(np.array([low, high], dtype=np.float64), calendar_start)
+    for row, h in enumerate(hosts):
+        lanes = _lanes(on[h])
+        height = 0.8 / (max(lanes) + 1)
+        for (start, end, k), lane in zip(on[h], lanes, strict=True):
+            x = time_x(np.array([start, end]), calendar_start)
+            bottom = row - 0.4 + lane * height
+            color = _PALETTE[k % len(_PALETTE)]
+            ax.broken_barh([(x[0], x[1] - x[0])], (bottom, height), color=color, alpha=0.8)
     ax.set_xlim(edges[0], edges[1])
     ax.set_ylim(-0.6, len(hosts) - 0.4)
     if len(hosts) <= 40:
@@ -601,6 +608,20 @@ def gantt(
 
 MAX_GANTT_JOBS = 5000
 """A Gantt chart draws at most this many jobs (the first to start in its window)."""
+
+
+def _lanes(spans: list[tuple[float, float, int]]) -> list[int]:
+    """A lane for each span (in order of start) so that no two spans of one lane overlap:
+    the first free one (greedy interval colouring, as few lanes as overlap at once)."""
+    ends: list[float] = []
+    lanes = []
+    for start, end, _ in spans:
+        lane = next((i for i, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        ends[lane] = end
+        lanes.append(lane)
+    return lanes
 
 
 def _natural(name: str) -> tuple[str, int]:
