@@ -310,3 +310,29 @@ def test_gantt_lanes_keep_jobs_sharing_a_host_apart() -> None:
     )
     assert len(bars) == 4
     assert len({y for y, _ in bars}) == 2  # two lanes: three jobs never overlap each other
+
+
+def test_a_sweep_table_with_each_cells_metrics(made: Path, tmp_path: Path) -> None:
+    """xce sweep's results.csv: the metrics.json object of each cell in a last column;
+    a row still being appended (no newline yet) is left out."""
+    metrics = (made / "sim" / "metrics.json").read_text(encoding="utf-8")
+    compact = json.dumps(json.loads(metrics), separators=(",", ":"))
+    quoted = '"' + compact.replace('"', '""') + '"'
+    (tmp_path / "results.csv").write_text(
+        "cell,workload,policy,mean_wait_s,metrics\n"
+        f"c1,tiny.swf,fcfs,10,{quoted}\nc2,tiny.swf,strict,20,{quoted}\nc3,tiny.sw",
+        encoding="utf-8",
+    )
+    page = _report([str(tmp_path), "-o", str(tmp_path / "s.html")])
+    summary = _section(page, "summary")
+    assert "(2 cells)" in summary
+    assert "by_queue" not in summary  # the metrics column is not shown
+    groups = _section(page, "groups")
+    assert _images(groups) == [
+        "wait by queue, c1",
+        "wait by queue, c2",
+        "wait by user, c1",
+        "wait by user, c2",
+    ]
+    (tmp_path / "results.csv").write_text("cell,metrics\nc1,{not json}\n", encoding="utf-8")
+    assert "results.csv:2" in _fails([str(tmp_path), "-o", str(tmp_path / "t.html")])

@@ -106,9 +106,7 @@ def load_results(
 
 def _read_kind(directory: Path, policy: str | None) -> tuple[Kind, str, list[Run], dict[str, Any]]:
     if (directory / "results.csv").is_file():
-        table = _read_csv(directory / "results.csv")
-        workload = _sweep_workload(table)
-        return "sweep", workload, [], {"sweep": [tuple(r) for r in table]}
+        return _read_sweep(directory / "results.csv")
     if (directory / "compare.json").is_file():
         return _read_compare(directory)
     if (directory / "metrics.json").is_file():
@@ -141,8 +139,13 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_csv(path: Path) -> list[list[str]]:
-    rows = list(csv.reader(io.StringIO(read_input_text(path), newline="")))
+def _read_csv(path: Path, *, whole_lines: bool = False) -> list[list[str]]:
+    """The rows of a CSV file, each as long as its header; ``whole_lines``: a last line
+    without its newline (a row still being appended) is left out."""
+    text = read_input_text(path)
+    if whole_lines:
+        text = text[: text.rfind("\n") + 1]
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows or not rows[0]:
         raise InputError("an empty table: expected a header line", source=str(path), line=1)
     for number, row in enumerate(rows[1:], start=2):
@@ -153,6 +156,35 @@ def _read_csv(path: Path) -> list[list[str]]:
                 line=number,
             )
     return rows
+
+
+def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
+    """A sweep's results table (``xce sweep --out``): its rows as they are, and, when it
+    has a ``metrics`` column (each cell's ``metrics.json`` object), a run per cell named
+    by its ``cell`` column."""
+    table = _read_csv(path, whole_lines=True)
+    header = table[0]
+    runs = []
+    if "metrics" in header:
+        at = header.index("metrics")
+        name = header.index("cell") if "cell" in header else None
+        for number, row in enumerate(table[1:], start=2):
+            try:
+                metrics = json.loads(row[at])
+            except json.JSONDecodeError as err:
+                raise InputError(
+                    f"the metrics column is not valid JSON: {err.msg}",
+                    source=str(path),
+                    line=number,
+                ) from None
+            if not isinstance(metrics, dict):
+                raise InputError(
+                    "the metrics column is not a JSON object", source=str(path), line=number
+                )
+            label = row[name] if name is not None else f"row {number}"
+            runs.append(Run(label, metrics, None))
+        table = [row[:at] + row[at + 1 :] for row in table]
+    return "sweep", _sweep_workload(table), runs, {"sweep": [tuple(r) for r in table]}
 
 
 def _sweep_workload(table: list[list[str]]) -> str:
@@ -602,21 +634,30 @@ def _groups(page: _Page) -> str:
             groups = run.metrics.get(key)
             if not isinstance(groups, dict):
                 continue
-            parts.append(
-                page.figure(
-                    partial(plots.wait_by_group, groups=groups, what=what),
-                    page.subtitle(run.policy),
-                    f"wait by {what}, {run.policy}",
+            if len(page.results.runs) <= MAX_FIGURED:
+                parts.append(
+                    page.figure(
+                        partial(plots.wait_by_group, groups=groups, what=what),
+                        page.subtitle(run.policy),
+                        f"wait by {what}, {run.policy}",
+                    )
                 )
-            )
             for name, g in groups.items():
                 cells = [_number(g.get(k), k) for k in _GROUP_COLUMNS]
                 rows.append([_text(run.policy), _text(str(name)), *cells])
         if rows:
             headers = ["policy", what, "jobs", "mean wait", "median wait", "p95 wait", "mean bsld"]
             parts.append(_table(headers, rows, f"Wait by {what}"))
+    if len(page.results.runs) > MAX_FIGURED:
+        parts.insert(
+            0, _note(f"{len(page.results.runs)} runs: tables only (figures up to {MAX_FIGURED}).")
+        )
     return "".join(parts) or _note("The metrics hold no per-queue or per-user figures.")
 
+
+MAX_FIGURED = 8
+"""Wait by queue and by user is drawn for at most this many runs (a sweep's cells may be
+many more); beyond, the tables alone."""
 
 _GROUP_COLUMNS = ("jobs", "mean_wait_s", "median_wait_s", "p95_wait_s", "mean_bsld")
 
