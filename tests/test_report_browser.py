@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium import webdriver  # the dev extras: pip install -e '.[dev]'
 from typer.testing import CliRunner
 
 from xce.cli.main import app
@@ -29,8 +30,6 @@ INSTALL = ROOT / ".ci" / "chromium" / "install.sh"
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
 POLICIES = ("strict", "fcfs", "fcfs+easy")
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
 
 def _browser_installed() -> bool:
