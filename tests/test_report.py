@@ -327,12 +327,13 @@ def test_a_sweep_table_with_each_cells_metrics(made: Path, tmp_path: Path) -> No
     summary = _section(page, "summary")
     assert "(2 cells)" in summary
     assert "by_queue" not in summary  # the metrics column is not shown
+    assert _images(_section(page, "waits")) == ["wait by run"]  # medians and p95 of the cells
     groups = _section(page, "groups")
     assert _images(groups) == [
-        "wait by queue, c1",
-        "wait by queue, c2",
-        "wait by user, c1",
-        "wait by user, c2",
+        "wait by queue, fcfs",
+        "wait by queue, strict",
+        "wait by user, fcfs",
+        "wait by user, strict",
     ]
     (tmp_path / "results.csv").write_text("cell,metrics\nc1,{not json}\n", encoding="utf-8")
     assert "results.csv:2" in _fails([str(tmp_path), "-o", str(tmp_path / "t.html")])

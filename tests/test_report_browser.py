@@ -1,5 +1,5 @@
-"""xce report in a real browser: Debian's headless Chromium opens the report of a small
-comparison from ``file://`` and checks what a reader sees.
+"""xce report in a real browser: Debian's headless Chromium opens the reports of a small
+comparison and of a small sweep from ``file://`` and checks what a reader sees.
 
 Chromium and chromium-driver come from Debian (``.ci/chromium/install.sh``, run here as
 root when they are missing); Selenium drives them through ``/usr/bin/chromedriver``, so
@@ -59,18 +59,46 @@ def _trace(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def page(tmp_path: Path) -> Path:
-    """The report of a comparison of three policies on a 40-job trace."""
-    runner = CliRunner()
+def _compare(tmp_path: Path) -> Path:
+    """A comparison of three policies on a 40-job trace."""
     trace = _trace(tmp_path / "tiny.swf")
     args = ["compare", "--workload", str(trace), "--out", str(tmp_path / "cmp")]
-    result = runner.invoke(app, [*args, *(a for p in POLICIES for a in ("--policy", p))])
+    result = CliRunner().invoke(app, [*args, *(a for p in POLICIES for a in ("--policy", p))])
     assert result.exit_code == 0, result.output
-    out = tmp_path / "report.html"
-    result = runner.invoke(report_app, [str(tmp_path / "cmp"), "-o", str(out)])
-    assert result.exit_code == 0, result.output
+    return tmp_path / "cmp"
+
+
+def _sweep(tmp_path: Path) -> Path:
+    """A sweep of three policies on 40 generated jobs and 3 hosts of 4 slots, run here
+    cell after cell (xce sweep's own function, without Dask)."""
+    from xce.cli.sweep_cmd import RESULTS, ResultsTable, run_sweep
+    from xce.sim.sweep import load_grid
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(
+        "workloads: [{generated: 40, seeds: [1]}]\n"
+        "clusters: [{hosts: 3, slots_per_host: 4}]\n"
+        f"policies: [{', '.join(POLICIES)}]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "sweep"
+    out.mkdir()
+    run_sweep(load_grid(grid), ResultsTable(out / RESULTS), None)
     return out
+
+
+RESULTS_OF = {"compare": (_compare, "mean wait"), "sweep": (_sweep, "mean_wait_s")}
+"""What each browser test opens: how its results are made, the column it sorts."""
+
+
+@pytest.fixture(params=sorted(RESULTS_OF))
+def page(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path]:
+    """(which, the report's file) of a small comparison or sweep."""
+    make, _ = RESULTS_OF[request.param]
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(report_app, [str(make(tmp_path)), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return request.param, out
 
 
 def _children(pid: int) -> list[int]:
@@ -126,14 +154,26 @@ def browser(tmp_path: Path) -> Iterator[Any]:
             assert not left, f"browser processes left running: {left}"
 
 
-def _column(driver: Any, table: Any, index: int) -> list[float]:
-    cells = table.find_elements("css selector", f"tbody tr td:nth-child({index + 1})")
-    return [float(c.get_attribute("data-sort")) for c in cells]
+def _pairs(table: Any, index: int, policies: int) -> list[tuple[float, str]]:
+    """(the sort key of column ``index``, the policy) of each row, top to bottom."""
+    rows = table.find_elements("css selector", "tbody tr")
+    return [
+        (
+            float(
+                row.find_element("css selector", f"td:nth-child({index + 1})").get_attribute(
+                    "data-sort"
+                )
+            ),
+            row.find_element("css selector", f"td:nth-child({policies + 1})").text,
+        )
+        for row in rows
+    ]
 
 
-def test_the_report_in_chromium(page: Path, browser: Any, tmp_path: Path) -> None:
-    browser.get(page.as_uri())
-    assert browser.title == "xce report: tiny.swf"
+def test_the_report_in_chromium(page: tuple[str, Path], browser: Any, tmp_path: Path) -> None:
+    which, path = page
+    browser.get(path.as_uri())
+    assert browser.title.startswith("xce report: ")
 
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, errors
@@ -143,8 +183,8 @@ def test_the_report_in_chromium(page: Path, browser: Any, tmp_path: Path) -> Non
         "i.getBoundingClientRect(); return [i.alt, i.complete, i.naturalWidth, r.width, "
         "r.height]; });"
     )
-    assert len(images) == page.read_text(encoding="utf-8").count("<img ")
-    assert len(images) >= 8  # two overlays, wait by queue and by user for each policy
+    assert len(images) == path.read_text(encoding="utf-8").count("<img ")
+    assert len(images) >= 6  # at least wait by queue and by user for each policy
     for alt, complete, natural, width, height in images:
         assert complete, alt
         assert natural > 0, alt
@@ -154,23 +194,22 @@ def test_the_report_in_chromium(page: Path, browser: Any, tmp_path: Path) -> Non
     table = browser.find_element("css selector", "#summary table")
     headers = table.find_elements("css selector", "th")
     names = [h.text for h in headers]
-    index = names.index("mean wait")
-    before = _column(browser, table, index)
-    assert len(set(before)) > 1, "the policies' mean waits should differ"
+    index = names.index(RESULTS_OF[which][1])
+    policies = names.index("policy")
+    before = _pairs(table, index, policies)
+    assert len({value for value, _ in before}) == len(before) == 3, "the policies should differ"
     headers[index].click()
-    assert _column(browser, table, index) == sorted(before)
+    assert _pairs(table, index, policies) == sorted(before)
     assert headers[index].get_attribute("aria-sort") == "ascending"
-    headers[index].click()
-    assert _column(browser, table, index) == sorted(before, reverse=True)
+    headers[index].click()  # the reverse order, rows moved whole (the policy with its value)
+    assert _pairs(table, index, policies) == sorted(before, reverse=True)
     assert headers[index].get_attribute("aria-sort") == "descending"
-    policy = [c.text for c in table.find_elements("css selector", "tbody tr td:first-child")]
-    assert sorted(policy) == sorted(POLICIES)  # rows moved whole
 
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert not errors, errors
-    shot = tmp_path / "report.png"
+    shot = tmp_path / f"report-{which}.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
-    if os.environ.get("XCE_SAVE_SCREENSHOT") == "1":
+    if which == "compare" and os.environ.get("XCE_SAVE_SCREENSHOT") == "1":
         (ROOT / "docs" / "img").mkdir(exist_ok=True)
         shutil.copyfile(shot, ROOT / "docs" / "img" / "report.png")

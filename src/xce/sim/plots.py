@@ -542,7 +542,8 @@ def wait_by_group(ax: Axes, groups: dict[str, dict[str, float | None]], what: st
     ax.bar(x, medians, color=_COLOR, width=0.6, label="median")
     ax.scatter(x, p95, marker="_", s=200, color=_ACCENT, label="p95")
     ax.set_xticks(x)
-    ax.set_xticklabels(kept, rotation=45 if len(kept) > 8 else 0, ha="right")
+    slanted = len(kept) > 8 or max(len(g) for g in kept) > 12
+    ax.set_xticklabels(kept, rotation=30 if slanted else 0, ha="right" if slanted else "center")
     ax.set_yscale("log")
     ax.set_ylim(bottom=_WAIT_FLOOR * 0.8, top=max(p95) * 3)
     ax.legend(loc="upper right", fontsize="small")

@@ -167,7 +167,9 @@ def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
     runs = []
     if "metrics" in header:
         at = header.index("metrics")
-        name = header.index("cell") if "cell" in header else None
+        workloads = (
+            {row[header.index("workload")] for row in table[1:]} if "workload" in header else set()
+        )
         for number, row in enumerate(table[1:], start=2):
             try:
                 metrics = json.loads(row[at])
@@ -181,10 +183,29 @@ def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
                 raise InputError(
                     "the metrics column is not a JSON object", source=str(path), line=number
                 )
-            label = row[name] if name is not None else f"row {number}"
-            runs.append(Run(label, metrics, None))
+            named = dict(zip(header, row, strict=True))
+            runs.append(
+                Run(_cell_label(named, len(workloads) > 1) or f"row {number}", metrics, None)
+            )
         table = [row[:at] + row[at + 1 :] for row in table]
     return "sweep", _sweep_workload(table), runs, {"sweep": [tuple(r) for r in table]}
+
+
+def _cell_label(row: dict[str, str], workload: bool) -> str:
+    """A sweep cell's name in titles: ``fcfs+easy on 3x4, seed 1, interval 60``, with the
+    workload when the sweep has several (its ``cell`` id when nothing else is there)."""
+    parts = [row.get("policy", "")]
+    if row.get("cluster"):
+        parts[0] += f" on {row['cluster']}"
+    if workload and row.get("workload"):
+        parts.append(Path(row["workload"]).name)
+    if row.get("seed"):
+        parts.append(f"seed {row['seed']}")
+    if row.get("options") not in (None, "", "-"):
+        parts.append(row["options"])
+    if row.get("repetition") not in (None, "", "0"):
+        parts.append(f"repetition {row['repetition']}")
+    return ", ".join(p for p in parts if p) or row.get("cell", "")
 
 
 def _sweep_workload(table: list[list[str]]) -> str:
@@ -474,8 +495,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], caption: str)
         for row in rows
     )
     return (
-        f'<table class="sortable"><caption>{html.escape(caption)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f'<div class="wide"><table class="sortable"><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -560,7 +581,17 @@ def _waits(page: _Page) -> str:
             page.all_policies(),
             "wait CDFs",
         )
-    return _embedded(page.results, "wait_cdf") or _no_jobs(page.results)
+    return _embedded(page.results, "wait_cdf") or _per_run_waits(page) + _no_jobs(page.results)
+
+
+def _per_run_waits(page: _Page) -> str:
+    """Without per-job records (a sweep): each run's median and p95 wait from its metrics."""
+    runs = {r.policy: r.metrics for r in page.results.runs}
+    if not runs:
+        return ""
+    return page.figure(
+        partial(plots.wait_by_group, groups=runs, what="run"), page.all_policies(), "wait by run"
+    )
 
 
 def _wait_array(records: Sequence[JobRecord]) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -747,6 +778,7 @@ th[aria-sort=ascending]::after { content: " \\25B2"; }
 th[aria-sort=descending]::after { content: " \\25BC"; }
 td:first-child, td:nth-child(2) { text-align: left; }
 figure { margin: 1em 0; } img { max-width: 100%; height: auto; }
+.wide { overflow-x: auto; }
 .note { color: #555; font-style: italic; }
 """
 
