@@ -387,7 +387,7 @@ def simulate(
     if bf and bf != "none":
         policy += f"+{bf}"
     written = (
-        _write(out_dir, result, data, workload, policy, plot_format, force)
+        _write(out_dir, result, data, workload, policy, plot_format, force, calendar_start(trace))
         if out_dir is not None
         else []
     )
@@ -409,9 +409,11 @@ def _write(
     policy: str,
     fmt: str,
     force: bool,
+    start: float | None = None,
 ) -> list[Path]:
     """The files of OUTPUT_FILES, each whole (see outputs.write_dir); the plots' titles
-    name the workload and the policy."""
+    name the workload and the policy, their time axes are calendar dates when the
+    trace's ``UnixStartTime`` (``start``) is known."""
     subtitle = f"{Path(workload).name}, policy {policy}"
     from xce.sim.metrics import timing, write_jobs_csv, write_metrics
     from xce.sim.plots import write_plots
@@ -421,10 +423,15 @@ def _write(
         write_jobs_csv(result.records, staging / "jobs.csv")
         write_metrics(data, staging / "metrics.json")
         write_metrics(timing(result), staging / "timing.json")
-        write_plots(result.records, result.timeline, staging, subtitle, fmt)
+        write_plots(result.records, result.timeline, staging, subtitle, fmt, start)
         write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
     return write_dir(out, "--out", simulate_files(fmt), write, force=force)
+
+
+def calendar_start(trace: SwfTrace | None) -> float | None:
+    """The trace's ``UnixStartTime`` header, when it has a usable one."""
+    return None if trace is None else trace.header_int("UnixStartTime")
 
 
 def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: bool) -> SimResult:
