@@ -49,7 +49,6 @@ __all__ = [
     "Workload",
     "clear_cache",
     "cluster_state",
-    "grid_cells",
     "load_grid",
     "run_cell",
     "run_cells",
@@ -244,7 +243,7 @@ def load_grid(path: str | os.PathLike[str]) -> list[Cell]:
         spec = msgspec.convert(data, GridSpec)
     except msgspec.ValidationError as err:
         raise where.validation(str(err)) from None
-    return grid_cells(spec, where)
+    return _grid_cells(spec, where)
 
 
 class _Locator:
@@ -309,7 +308,7 @@ def _walk(
     return node
 
 
-def grid_cells(spec: GridSpec, where: _Locator) -> list[Cell]:
+def _grid_cells(spec: GridSpec, where: _Locator) -> list[Cell]:
     """The grid's cells in grid order (workload, cluster, policy, options, repetition),
     each distinct cell once; policies are checked against the registries."""
     policies = [_policy(text, i, where) for i, text in enumerate(spec.policies)]
@@ -450,7 +449,7 @@ def cluster_state(cluster: ClusterVariant) -> ClusterState:
         if cluster.scale == 1:
             return load_state(cluster.file)
         return _scaled(cluster.file, cluster.scale)
-    assert cluster.hosts is not None  # a variant is a file or hosts (grid_cells checks)
+    assert cluster.hosts is not None  # a variant is a file or hosts (_grid_cells checks)
     queues = load_state(cluster.queues) if cluster.queues is not None else None
     return uniform_cluster(cluster.hosts, cluster.slots_per_host, queues)
 
