@@ -299,12 +299,6 @@ class Profile:
         (read-only use)."""
         return self._events[name].arrays()
 
-    def parts(self, name: str) -> tuple[tuple[FloatArray, IndexArray, FloatArray], ...]:
-        """Resource ``name``'s changes as (time, host, delta) columns, in parts: the
-        first sorted by time, the others not (cheaper than :meth:`events` when the
-        order does not matter; read-only use)."""
-        return self._events[name].parts()
-
     def at(self, time: float) -> dict[str, FloatArray]:
         """Availability at ``time`` (every change at or before it applied)."""
         return {name: self._at(name, time) for name in self._now}
