@@ -70,7 +70,8 @@ def test_each_policy_is_exactly_xce_simulate(tmp_path: Path) -> None:
         alone = _xce("simulate", *base, "--picker", picker, "--json")
         want = json.loads(alone.stdout)  # type: ignore[attr-defined]
         got = entry["metrics"]
-        for key in ("mean_wait_s", "p95_wait_s", "mean_bsld", "utilization", "preemptions"):
+        keys = ("policy", "mean_wait_s", "p95_wait_s", "mean_bsld", "utilization", "preemptions")
+        for key in keys:
             assert got[key] == want[key], (picker, key)
     assert data["policies"][0]["metrics"]["preemptions"] > 0
     assert data["policies"][2]["metrics"]["preemptions"] == 0
@@ -101,7 +102,13 @@ def test_table_and_out_files(tmp_path: Path) -> None:
     assert "fcfs" in text
     assert "strict" in text
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["compare.csv", "compare.json", "compare_wait_cdf.png", "compare_bsld_by_size.png"]
+        [
+            "compare.csv",
+            "compare.json",
+            "compare_jobs.csv",
+            "compare_wait_cdf.png",
+            "compare_bsld_by_size.png",
+        ]
     )
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -158,7 +165,13 @@ def test_plot_format_svg_and_bad_formats(tmp_path: Path) -> None:
     result = _xce(*base, "--out", out, "--plot-format", "svg")
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["compare.csv", "compare.json", "compare_wait_cdf.svg", "compare_bsld_by_size.svg"]
+        [
+            "compare.csv",
+            "compare.json",
+            "compare_jobs.csv",
+            "compare_wait_cdf.svg",
+            "compare_bsld_by_size.svg",
+        ]
     )
     bad = _xce(*base, "--plot-format", "pdf")
     assert bad.exit_code == 2  # type: ignore[attr-defined]

@@ -87,8 +87,9 @@ def _images(text: str) -> list[str]:
 
 def test_a_replay_has_every_section_drawn(made: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    page = _report([str(made / "sim"), "-o", str(out), "--policy", "fcfs"])
+    page = _report([str(made / "sim"), "-o", str(out)])
     assert list(re.findall(r'<section id="(\w+)">', page)) == list(SECTIONS)
+    assert '<td data-sort="fcfs">fcfs</td>' in page  # metrics.json names the policy
     for key in SECTIONS[1:]:
         assert _images(_section(page, key)), key
     assert "calendar time (UTC)" in _section(page, "utilisation")
@@ -99,19 +100,67 @@ def test_a_replay_has_every_section_drawn(made: Path, tmp_path: Path) -> None:
     assert ">simulated<" in logged
 
 
-def test_a_comparison_has_its_tables_and_overlays(made: Path, tmp_path: Path) -> None:
+def test_a_comparison_has_every_section_drawn_per_policy(made: Path, tmp_path: Path) -> None:
+    """issue 14: a comparison keeps its policies' jobs (compare_jobs.csv), so its page has
+    calendar utilisation, logged waits and a Gantt chart per policy, as a replay's."""
     page = _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
     summary = _section(page, "summary")
     for policy in POLICIES:
         assert f'<td data-sort="{policy}">{policy}</td>' in summary
-    assert _images(_section(page, "waits")) == ["compare_wait_cdf.png"]
-    assert _images(_section(page, "slowdown")) == ["compare_bsld_by_size.png"]
+    assert _images(_section(page, "waits")) == ["wait CDFs"]
+    assert _images(_section(page, "slowdown")) == ["bounded slowdown by job size"]
     groups = _section(page, "groups")
     assert len(_images(groups)) == 2 * len(POLICIES)  # by queue and by user, per policy
     assert "<caption>Wait by queue</caption>" in groups
     assert "<caption>Wait by user</caption>" in groups
+    assert "calendar time (UTC)" in _section(page, "utilisation")
+    for key, what in (
+        ("utilisation", "utilisation"),
+        ("logged", "simulated against logged wait"),
+        ("gantt", "Gantt chart"),
+    ):
+        assert _images(_section(page, key)) == [f"{what}, {p}" for p in POLICIES], key
+
+
+def test_compare_jobs_are_each_policys_simulate_jobs(made: Path) -> None:
+    """compare_jobs.csv holds, per policy, exactly the rows of ``xce simulate``'s
+    jobs.csv for that policy (here strict and fcfs, replayed alone into many/)."""
+    lines = (made / "cmp" / "compare_jobs.csv").read_text(encoding="utf-8").splitlines()
+    header, *rows = lines
+    alone = (made / "many" / "fcfs" / "jobs.csv").read_text(encoding="utf-8").splitlines()
+    assert header == "policy," + alone[0]
+    for picker in ("strict", "fcfs"):
+        own = (made / "many" / picker / "jobs.csv").read_text(encoding="utf-8").splitlines()
+        assert [r.removeprefix(f"{picker},") for r in rows if r.startswith(f"{picker},")] == own[1:]
+
+
+def test_an_older_comparison_embeds_its_plots(made: Path, tmp_path: Path) -> None:
+    """A comparison without compare_jobs.csv (written by an earlier xce) gets its own
+    overlaid plots, and the per-job sections say what they need."""
+    old = tmp_path / "old"
+    old.mkdir()
+    for path in (made / "cmp").iterdir():
+        if path.name != "compare_jobs.csv" and path.suffix != ".html":
+            (old / path.name).write_bytes(path.read_bytes())
+    page = _report([str(old), "-o", str(tmp_path / "c.html")])
+    assert _images(_section(page, "waits")) == ["compare_wait_cdf.png"]
+    assert _images(_section(page, "slowdown")) == ["compare_bsld_by_size.png"]
     for key in ("utilisation", "logged", "gantt"):  # per-job sections say why they are empty
         assert "per-job records (jobs.csv)" in _section(page, key)
+
+
+def test_a_comparison_missing_a_policys_jobs_is_bad_input(made: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    for path in (made / "cmp").iterdir():
+        data = path.read_bytes()
+        if path.name == "compare_jobs.csv":
+            data = b"\n".join(r for r in data.split(b"\n") if not r.startswith(b"strict,"))
+        (cut / path.name).write_bytes(data)
+    result = runner.invoke(report_app, [str(cut), "-o", str(tmp_path / "c.html")])
+    assert result.exit_code == 2
+    assert "compare_jobs.csv" in result.output
+    assert "no jobs of policy 'strict'" in result.output
 
 
 def test_replays_in_subdirectories_are_overlaid(made: Path, tmp_path: Path) -> None:
@@ -286,6 +335,7 @@ def test_without_its_trace_the_page_says_so(made: Path, tmp_path: Path) -> None:
         (moved / part).write_bytes((made / "sim" / part).read_bytes())
     metrics = json.loads((moved / "metrics.json").read_text(encoding="utf-8"))
     metrics["trace"]["source"] = str(tmp_path / "elsewhere" / "tiny.swf")
+    del metrics["policy"]  # as results of an xce before it was written
     (moved / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
     page = _report([str(moved), "-o", str(tmp_path / "r.html")])
     assert "Binned over simulated time" in page

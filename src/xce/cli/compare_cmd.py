@@ -19,7 +19,7 @@ from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
 from xce.cli.outputs import plain, shown, write_dir
 from xce.cli.simulate_cmd import ReplayInputs
 from xce.errors import InputError
-from xce.sim.files import compare_files
+from xce.sim.files import COMPARE_JOBS, compare_files
 
 if TYPE_CHECKING:
     from xce.sim.compare import Compared, Policy
@@ -53,8 +53,9 @@ def compare(
         typer.Option(
             "--out",
             metavar="DIR",
-            help="Write compare.csv, compare.json and the plots compare_wait_cdf.png, "
-            "compare_bsld_by_size.png into DIR; nothing else there is touched.",
+            help="Write compare.csv, compare.json, every policy's jobs (compare_jobs.csv) "
+            "and the plots compare_wait_cdf.png, compare_bsld_by_size.png into DIR; "
+            "nothing else there is touched.",
         ),
     ] = None,
     force: Annotated[bool, ro.FORCE] = False,
@@ -159,6 +160,7 @@ def _write(
     force: bool,
 ) -> list[Path]:
     from xce.sim.compare import COLUMNS
+    from xce.sim.metrics import write_policies_jobs_csv
     from xce.sim.plots import write_compare_plots
 
     def write(staging: Path) -> None:
@@ -169,6 +171,7 @@ def _write(
                 w.writerow([c.policy.text, *(_csv(c.metrics.get(k)) for k, _ in COLUMNS)])
         (staging / "compare.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
         runs = [(c.policy.text, c.result.records) for c in results]
+        write_policies_jobs_csv(runs, staging / COMPARE_JOBS)
         write_compare_plots(runs, Path(workload).name, staging, fmt)
 
     return write_dir(out, "--out", compare_files(fmt), write, force=force)

@@ -381,11 +381,8 @@ def simulate(
     )
     result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, [r.job for r in result.records])
-    data = metrics(result, trace)
-    policy = picker or state.default_picker or "fcfs"
-    bf = backfill or state.default_backfill
-    if bf and bf != "none":
-        policy += f"+{bf}"
+    policy = policy_text(state, picker, preemptor, backfill)
+    data = {"policy": policy, **metrics(result, trace)}
     written = (
         _write(out_dir, result, data, workload, policy, plot_format, force, calendar_start(trace))
         if out_dir is not None
@@ -427,6 +424,21 @@ def _write(
         write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
     return write_dir(out, "--out", simulate_files(fmt), write, force=force)
+
+
+def policy_text(
+    state: ClusterState, picker: str | None, preemptor: str | None, backfill: str | None
+) -> str:
+    """The replay's policy as ``xce compare --policy`` writes it: the default picker,
+    then the preemptor when one is named, then the backfill policy unless ``none``
+    (queues may name their own; this is the session's default)."""
+    parts = [picker or state.default_picker or "fcfs"]
+    if preemptor:
+        parts.append(preemptor)
+    bf = backfill or state.default_backfill
+    if bf and bf != "none":
+        parts.append(bf)
+    return "+".join(parts)
 
 
 def calendar_start(trace: SwfTrace | None) -> float | None:

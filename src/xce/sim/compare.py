@@ -117,7 +117,7 @@ def compare(
         )
         result = Simulation(state, jobs, run).run()
         verify(result, jobs)
-        out.append(Compared(policy, result, metrics(result, trace)))
+        out.append(Compared(policy, result, {"policy": policy.text, **metrics(result, trace)}))
     return out
 
 

@@ -4,6 +4,7 @@ in one place the command line can read without loading numpy or matplotlib."""
 from __future__ import annotations
 
 __all__ = [
+    "COMPARE_JOBS",
     "COMPARE_PLOTS",
     "PLOT_FORMATS",
     "SIMULATE_PLOTS",
@@ -19,6 +20,10 @@ COMPARE_PLOTS = ("compare_wait_cdf", "compare_bsld_by_size")
 """The plots' file names, without the format's suffix."""
 
 
+COMPARE_JOBS = "compare_jobs.csv"
+"""Every policy's jobs, as ``jobs.csv`` with a ``policy`` column first."""
+
+
 def simulate_files(fmt: str = "png") -> tuple[str, ...]:
     """Every file ``xce simulate --out DIR`` writes, and the only ones."""
     plots = tuple(f"{name}.{fmt}" for name in SIMULATE_PLOTS)
@@ -27,4 +32,5 @@ def simulate_files(fmt: str = "png") -> tuple[str, ...]:
 
 def compare_files(fmt: str = "png") -> tuple[str, ...]:
     """Every file ``xce compare --out DIR`` writes, and the only ones."""
-    return ("compare.csv", "compare.json", *(f"{name}.{fmt}" for name in COMPARE_PLOTS))
+    plots = (f"{name}.{fmt}" for name in COMPARE_PLOTS)
+    return ("compare.csv", "compare.json", COMPARE_JOBS, *plots)

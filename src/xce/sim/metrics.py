@@ -34,6 +34,7 @@ __all__ = [
     "utilisation",
     "write_jobs_csv",
     "write_metrics",
+    "write_policies_jobs_csv",
 ]
 
 JOBS_CSV_COLUMNS = (
@@ -204,29 +205,40 @@ def write_jobs_csv(records: Sequence[JobRecord], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(JOBS_CSV_COLUMNS)
-        for r in records:
-            job = r.job
-            w.writerow(
-                [
-                    job.id,
-                    _cell(job.submit),
-                    _cell(r.start),
-                    _cell(r.end),
-                    _cell(r.wait),
-                    _cell(r.ran),
-                    r.slots or (job.tasks or ""),
-                    job.queue,
-                    job.user,
-                    _cell(r.bsld),
-                    " ".join(sorted(set(r.hosts))),
-                    "" if r.alternative is None else r.alternative,
-                    int(r.killed),
-                    r.unrunnable or "",
-                    r.preempted,
-                    int(r.backfilled),
-                    _cell(r.planned_start),
-                ]
-            )
+        w.writerows(_job_row(r) for r in records)
+
+
+def write_policies_jobs_csv(runs: Sequence[tuple[str, Sequence[JobRecord]]], path: Path) -> None:
+    """The jobs of several replays of one workload (``xce compare``): a ``policy``
+    column, then those of ``jobs.csv``; each policy's rows in workload order."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(("policy", *JOBS_CSV_COLUMNS))
+        for policy, records in runs:
+            w.writerows([policy, *_job_row(r)] for r in records)
+
+
+def _job_row(r: JobRecord) -> list[object]:
+    job = r.job
+    return [
+        job.id,
+        _cell(job.submit),
+        _cell(r.start),
+        _cell(r.end),
+        _cell(r.wait),
+        _cell(r.ran),
+        r.slots or (job.tasks or ""),
+        job.queue,
+        job.user,
+        _cell(r.bsld),
+        " ".join(sorted(set(r.hosts))),
+        "" if r.alternative is None else r.alternative,
+        int(r.killed),
+        r.unrunnable or "",
+        r.preempted,
+        int(r.backfilled),
+        _cell(r.planned_start),
+    ]
 
 
 def timing(result: SimResult) -> dict[str, float]:
