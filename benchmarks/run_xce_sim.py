@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.append(str(Path(__file__).resolve().parent))
 
 from peak_memory import peak_rss_mb
-from xce.cli.simulate_cmd import uniform_cluster
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, Simulation, verify
 from xce.sim.metrics import metrics
 from xce.sim.swf import read_swf

@@ -26,9 +26,9 @@ from builders import ClusterBuilder
 from strategies import Scenario, scenarios
 from test_sim_properties import timed_scenarios
 from xce.alloc import Dispatched, Pending, PendReason
-from xce.cli.simulate_cmd import uniform_cluster
 from xce.cluster import ClusterState, load_state
 from xce.core import Session
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
 from xce.sim.generate import generate_workload
 from xce.sim.model import SimJob

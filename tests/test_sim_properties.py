@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from builders import ClusterBuilder
 from strategies import Scenario, capacities, running_use, scenarios
 from xce.cli.main import app
-from xce.cli.simulate_cmd import uniform_cluster
 from xce.errors import InternalError
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import _FINISH, SimOptions, SimResult, Simulation, verify
 from xce.sim.model import JobRecord, SimJob
 

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from strategies import Scenario
 from test_sim_properties import timed_scenarios
-from xce.cli.simulate_cmd import uniform_cluster
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.core.pickers import (
     FcfsPicker,
@@ -30,6 +29,7 @@ from xce.core.pickers import (
     picker_traits,
 )
 from xce.errors import InputError
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import (
     MIN_INTERVAL,
     SimOptions,
@@ -53,7 +53,7 @@ from xce.sim.workload import load_jobs_file, load_workload
 
 _RUN_WITH_INTERVAL = """
 import sys
-from xce.cli.simulate_cmd import uniform_cluster
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, Simulation, verify
 from xce.sim.model import SimJob
 jobs = [SimJob(str(i), float(i), 7.0, 1 + i % 2) for i in range(60)]

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from test_sim_engine import strict_fifo_starts
 from xce.cli.main import app
-from xce.cli.simulate_cmd import header_cluster, uniform_cluster
+from xce.sim.clusters import header_cluster, uniform_cluster
 from xce.sim.engine import SimOptions, Simulation, verify
 from xce.sim.swf import SwfTrace, read_swf
 

@@ -29,7 +29,8 @@ from xce.cli.conventions import (
 )
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
-from xce.sim.files import simulate_files
+from xce.sim.clusters import check_hosts
+from xce.sim.files import SYNTHETIC, simulate_files
 
 if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command runs
     from rich.console import Console
@@ -39,56 +40,8 @@ if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command run
     from xce.sim.model import SimJob
     from xce.sim.swf import SwfTrace
 
-SYNTHETIC = "synthetic:"
 OUTPUT_FILES = simulate_files()
 """Every file ``--out DIR`` writes (PNG plots), and the only ones."""
-
-
-def header_cluster(trace: SwfTrace) -> tuple[int, int]:
-    """(hosts, slots per host) from an SWF header: MaxNodes x MaxProcs/MaxNodes."""
-    from xce.inputs import MAX_HOST_SLOTS
-    from xce.sim.generate import MAX_HOSTS
-
-    nodes = trace.header_int("MaxNodes", limit=MAX_HOSTS)  # located: file and header line
-    procs = trace.header_int("MaxProcs", limit=None if nodes else MAX_HOSTS)  # hosts if alone
-    if nodes and procs:
-        slots = max(procs // nodes, 1)
-        if slots > MAX_HOST_SLOTS:
-            raise InputError(
-                f"header MaxProcs/MaxNodes gives {slots:,} slots per host, more than "
-                f"{MAX_HOST_SLOTS:,} (the limit): pass --hosts and --slots-per-host",
-                source=trace.source,
-                line=trace.header_lines.get("MaxProcs"),
-                text=f"; MaxProcs: {trace.header['MaxProcs']}",
-            )
-        return nodes, slots
-    if nodes or procs:
-        return (nodes or procs or 0), 1
-    raise InputError(
-        "the trace header gives neither MaxNodes nor MaxProcs: pass --hosts and --slots-per-host",
-        source=trace.source,
-    )
-
-
-def uniform_cluster(hosts: int, slots: int, queues: ClusterState | None = None) -> ClusterState:
-    """``hosts`` hosts ``n0``... of ``slots`` slots each (with the queues and limits of
-    ``queues``, a state file of those only)."""
-    from dataclasses import replace
-
-    from xce.cluster import state_from_dict
-
-    check_hosts(hosts, slots)
-    width = len(str(hosts - 1))
-    data = {"hosts": [{"name": f"n{i:0{width}d}", "slots": slots} for i in range(hosts)]}
-    state = state_from_dict(data, f"<{hosts} hosts x {slots} slots>")
-    if queues is not None:
-        state = replace(
-            state,
-            queues=queues.queues,
-            limits=queues.limits,
-            default_picker=queues.default_picker,
-        )
-    return state
 
 
 def _queues_file(path: Path) -> ClusterState:
@@ -115,17 +68,6 @@ def _queues_file(path: Path) -> ClusterState:
     return state
 
 
-def check_hosts(hosts: int | None, slots: int | None) -> None:
-    """``--hosts`` within 1..MAX_HOSTS, ``--slots-per-host`` at least 1 (0 is refused,
-    not taken as 1)."""
-    from xce.sim.generate import MAX_HOSTS
-
-    if hosts is not None and not 1 <= hosts <= MAX_HOSTS:
-        raise InputError(f"--hosts must be between 1 and {MAX_HOSTS:,}, got {hosts}")
-    if slots is not None and slots < 1:
-        raise InputError(f"--slots-per-host must be at least 1, got {slots}")
-
-
 def check_interval(interval: float | None) -> None:
     """``--interval``: a finite number of seconds, at least the engine's MIN_INTERVAL."""
     from xce.sim.engine import MIN_INTERVAL
@@ -134,22 +76,6 @@ def check_interval(interval: float | None) -> None:
         raise InputError(
             f"--interval must be a finite number of seconds >= {MIN_INTERVAL:g}, got {interval}"
         )
-
-
-def synthetic_count(spec: str) -> int:
-    """N of ``synthetic:N``, within 0..MAX_GENERATED_JOBS."""
-    from xce.sim.generate import MAX_GENERATED_JOBS
-
-    try:
-        count = int(spec[len(SYNTHETIC) :])
-    except ValueError:
-        count = -1
-    if not 0 <= count <= MAX_GENERATED_JOBS:
-        raise InputError(
-            f"--workload {plain(repr(spec))}: expected synthetic:N with a whole number N "
-            f"from 0 to {MAX_GENERATED_JOBS:,}"
-        )
-    return count
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +102,8 @@ class ReplayInputs:
             raise InputError("give --cluster or --hosts/--slots-per-host, not both")
         if self.cluster is not None and self.queues is not None:
             raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
+        from xce.sim.workload import synthetic_count
+
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
 
@@ -193,13 +121,15 @@ class ReplayInputs:
     def load(self) -> tuple[ClusterState, list[SimJob], SwfTrace | None]:
         """The cluster, the jobs and the trace (None unless SWF)."""
         from xce.cluster import load_state
+        from xce.sim.clusters import header_cluster, uniform_cluster
+        from xce.sim.workload import replay_jobs
 
         state = load_state(self.cluster) if self.cluster is not None else None
         queue_state = _queues_file(self.queues) if self.queues is not None else None
         hosts, slots = self.hosts, self.slots_per_host
         if state is None and hosts is not None:  # before the jobs: they are checked on it
             state = uniform_cluster(hosts, slots or 1, queue_state)
-        jobs, trace = _workload(self.workload, state, self.seed, self.limit, self.lenient)
+        jobs, trace = replay_jobs(self.workload, state, self.seed, self.limit, self.lenient)
         if state is None:
             if hosts is None and trace is not None:
                 hosts, default_slots = header_cluster(trace)
@@ -208,30 +138,6 @@ class ReplayInputs:
                 raise InputError("give --cluster STATE or --hosts N (and --slots-per-host C)")
             state = uniform_cluster(hosts, slots or 1, queue_state)
         return state, jobs, trace
-
-
-def _workload(
-    spec: str, cluster: ClusterState | None, seed: int, limit: int | None, lenient: bool
-) -> tuple[list[SimJob], SwfTrace | None]:
-    from xce.sim.workload import is_swf, load_workload
-
-    if spec.startswith(SYNTHETIC):
-        from xce.sim.generate import generate_workload
-
-        return generate_workload(synthetic_count(spec), seed=seed, cluster=cluster), None
-    has_mem = cluster is not None and "mem" in cluster.hosts.capacity
-    options: dict[str, object] = (
-        {"limit": limit, "lenient": lenient, "memory": has_mem} if is_swf(spec) else {}
-    )
-    if is_swf(spec):
-        jobs, trace = load_workload(spec, **options)
-    else:  # a jobs file: requirements checked against the cluster's names at load
-        from xce.sim.workload import load_jobs_file
-
-        jobs, trace = load_jobs_file(spec, catalog=cluster.catalog if cluster else None), None
-    if limit is not None and trace is None:
-        jobs = jobs[:limit]
-    return jobs, trace
 
 
 def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Path | None) -> None:

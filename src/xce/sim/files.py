@@ -1,5 +1,6 @@
 """The files replays write (``xce simulate --out``, ``xce compare --out``): their names,
-in one place the command line can read without loading numpy or matplotlib."""
+in one place the command line can read without loading numpy or matplotlib; and the
+prefix of a generated workload."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ __all__ = [
     "COMPARE_PLOTS",
     "PLOT_FORMATS",
     "SIMULATE_PLOTS",
+    "SYNTHETIC",
     "compare_files",
     "simulate_files",
 ]
+
+SYNTHETIC = "synthetic:"
+"""A generated workload's prefix: ``--workload synthetic:N``."""
 
 PLOT_FORMATS = ("png", "svg")
 """What a plot may be written as (``--plot-format``)."""

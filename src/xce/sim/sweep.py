@@ -34,6 +34,7 @@ import msgspec
 import yaml
 
 from xce.errors import InputError
+from xce.sim.files import SYNTHETIC
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -55,7 +56,6 @@ __all__ = [
     "workload_jobs",
 ]
 
-SYNTHETIC = "synthetic:"
 MAX_GRID_BYTES = 1 << 20
 """A grid file is a short hand-written list: at most 1 MiB."""
 MAX_SCALE = 1000
@@ -442,8 +442,8 @@ def _loaded(workload: Workload, cluster: ClusterVariant) -> Loaded:
 def cluster_state(cluster: ClusterVariant) -> ClusterState:
     """The cluster of a variant: its file (its hosts ``scale`` times), or uniform hosts
     named as ``xce simulate --hosts`` names them."""
-    from xce.cli.simulate_cmd import uniform_cluster
     from xce.cluster import load_state
+    from xce.sim.clusters import uniform_cluster
 
     if cluster.file is not None:
         if cluster.scale == 1:
@@ -473,20 +473,9 @@ def workload_jobs(
 ) -> tuple[list[SimJob], SwfTrace | None]:
     """The jobs as ``xce simulate --workload ... --seed ... --limit ... [--lenient]``
     reads them for ``cluster``."""
-    from xce.sim.workload import is_swf, load_jobs_file, load_workload
+    from xce.sim.workload import replay_jobs
 
-    if workload.generated:
-        from xce.sim.generate import generate_workload
-
-        count = int(workload.spec[len(SYNTHETIC) :])
-        return generate_workload(count, seed=workload.seed, cluster=cluster), None
-    if is_swf(workload.spec):
-        memory = "mem" in cluster.hosts.capacity
-        return load_workload(
-            workload.spec, limit=workload.limit, lenient=workload.lenient, memory=memory
-        )
-    jobs = load_jobs_file(workload.spec, catalog=cluster.catalog)
-    return (jobs if workload.limit is None else jobs[: workload.limit]), None
+    return replay_jobs(workload.spec, cluster, workload.seed, workload.limit, workload.lenient)
 
 
 # -- running many cells ------------------------------------------------------------------

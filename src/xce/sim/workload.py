@@ -19,7 +19,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xce.cluster import (
     PendingJob,
@@ -30,8 +30,12 @@ from xce.cluster import (
 )
 from xce.errors import InputError, clip
 from xce.inputs import read_input_text
+from xce.sim.files import SYNTHETIC
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace, read_swf
+
+if TYPE_CHECKING:
+    from xce.cluster import ClusterState
 
 __all__ = [
     "JOBS_FILE_SUFFIXES",
@@ -39,6 +43,8 @@ __all__ = [
     "job_to_dict",
     "load_jobs_file",
     "load_workload",
+    "replay_jobs",
+    "synthetic_count",
     "write_jobs_file",
 ]
 
@@ -52,6 +58,46 @@ def _load_check(catalog: ResourceCatalog | None) -> RequirementCheck:
         requirement_for_job(text, catalog, low, high)
 
     return check
+
+
+def synthetic_count(spec: str) -> int:
+    """N of ``synthetic:N``, within 0..MAX_GENERATED_JOBS."""
+    from xce.sim.generate import MAX_GENERATED_JOBS
+
+    try:
+        count = int(spec[len(SYNTHETIC) :])
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MAX_GENERATED_JOBS:
+        raise InputError(
+            f"--workload {spec!r}: expected synthetic:N with a whole number N "
+            f"from 0 to {MAX_GENERATED_JOBS:,}"
+        )
+    return count
+
+
+def replay_jobs(
+    spec: str, cluster: ClusterState | None, seed: int, limit: int | None, lenient: bool
+) -> tuple[list[SimJob], SwfTrace | None]:
+    """The jobs of a replay's workload as ``xce simulate --workload SPEC`` reads them
+    for ``cluster`` (None: not known yet; names are then checked when the simulation
+    starts): ``synthetic:N`` generated with ``seed``, an SWF trace (with the trace:
+    its header and skip counts), or a jobs file; ``limit`` jobs at most."""
+    if spec.startswith(SYNTHETIC):
+        from xce.sim.generate import generate_workload  # late: it imports this module
+
+        return generate_workload(synthetic_count(spec), seed=seed, cluster=cluster), None
+    has_mem = cluster is not None and "mem" in cluster.hosts.capacity
+    options: dict[str, object] = (
+        {"limit": limit, "lenient": lenient, "memory": has_mem} if is_swf(spec) else {}
+    )
+    if is_swf(spec):
+        jobs, trace = load_workload(spec, **options)
+    else:  # a jobs file: requirements checked against the cluster's names at load
+        jobs, trace = load_jobs_file(spec, catalog=cluster.catalog if cluster else None), None
+    if limit is not None and trace is None:
+        jobs = jobs[:limit]
+    return jobs, trace
 
 
 def is_swf(path: str) -> bool:
