@@ -20,6 +20,7 @@ from xce.errors import InputError
 from xce.sim import plots
 from xce.sim import report as report_mod
 from xce.sim.model import JobRecord, SimJob
+from xce.sim.report import figures
 
 runner = CliRunner()
 
@@ -354,7 +355,7 @@ def test_bin_width(days: float, unit: str) -> None:
 def test_gantt_lanes_keep_jobs_sharing_a_host_apart() -> None:
     records = _records((0, 100, 1), (10, 50, 1), (60, 90, 1), (95, 120, 1))
     ax = Figure().add_subplot()
-    plots.gantt(ax, records, (0, 200), None)
+    figures.gantt(ax, records, (0, 200), None)
     bars = sorted(
         (round(c.get_paths()[0].get_extents().y0, 3), i) for i, c in enumerate(ax.collections)
     )

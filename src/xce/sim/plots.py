@@ -26,21 +26,21 @@ from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
 
 __all__ = [
-    "MAX_GANTT_JOBS",
-    "MAX_GROUPS",
+    "ACCENT",
+    "COLOR",
+    "PALETTE",
     "SIZE_BUCKETS",
+    "WAIT_FLOOR",
     "bin_width",
-    "binned_utilisation",
     "bsld_by_size",
     "busy_steps",
-    "gantt",
-    "logged_against_simulated",
+    "no_data",
     "render",
     "size_bucket",
     "step_bins",
     "time_axis",
+    "time_limits",
     "time_x",
-    "wait_by_group",
     "wait_cdfs",
     "write_compare_plots",
     "write_plots",
@@ -59,7 +59,7 @@ FloatArray = npt.NDArray[np.float64]
 
 _HOUR = 3600.0
 _DAY = 86400.0
-_WAIT_FLOOR = 1.0  # seconds: shorter waits are drawn at this point of the log axis
+WAIT_FLOOR = 1.0  # seconds: shorter waits are drawn at this point of the log axis
 _WAIT_TICKS = (
     (1.0, "1 s"),
     (10.0, "10 s"),
@@ -71,8 +71,8 @@ _WAIT_TICKS = (
     (7 * 86400.0, "1 wk"),
     (30 * 86400.0, "30 d"),
 )
-_COLOR = "#1f77b4"
-_ACCENT = "#d62728"
+COLOR = "#1f77b4"
+ACCENT = "#d62728"
 _BIN_COLOR = "#2ca02c"
 _MAX_POINTS = 4000  # per curve: more than the pixels across a plot
 _SIZE = (8.0, 4.5)  # inches
@@ -131,7 +131,7 @@ def render(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -
         return buffer.getvalue()
 
 
-def _no_data(ax: Axes, what: str) -> None:
+def no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes)
     ax.set_xticks([])
     ax.set_yticks([])
@@ -142,13 +142,13 @@ def _draw_steps(ax: Axes, hours: FloatArray, values: FloatArray, *, fill: bool =
     same picture (Agg cannot fill a million-point path, and need not)."""
     if hours.size > 2 * _MAX_POINTS:
         x, y = _envelope(hours, values, _MAX_POINTS // 2)
-        ax.plot(x, y, color=_COLOR, linewidth=0.8)
+        ax.plot(x, y, color=COLOR, linewidth=0.8)
         if fill:
-            ax.fill_between(x, y, color=_COLOR, alpha=0.2, linewidth=0)
+            ax.fill_between(x, y, color=COLOR, alpha=0.2, linewidth=0)
         return
-    ax.step(hours, values, where="post", color=_COLOR, linewidth=0.8)
+    ax.step(hours, values, where="post", color=COLOR, linewidth=0.8)
     if fill:
-        ax.fill_between(hours, values, step="post", color=_COLOR, alpha=0.2, linewidth=0)
+        ax.fill_between(hours, values, step="post", color=COLOR, alpha=0.2, linewidth=0)
 
 
 def _envelope(hours: FloatArray, values: FloatArray, bins: int) -> tuple[FloatArray, FloatArray]:
@@ -205,7 +205,7 @@ def _utilisation(
     ax.set_ylabel(f"Busy slots (% of {timeline.total_slots:,})")
     if not timeline.times or timeline.total_slots <= 0:
         ax.set_title("Cluster utilisation")
-        _no_data(ax, "samples")
+        no_data(ax, "samples")
         return
     seconds = _seconds(timeline)
     x = time_x(seconds, calendar_start)
@@ -222,16 +222,16 @@ def _utilisation(
             fontsize="medium",
         )
         ends = time_x(np.array([used.start, used.end]), calendar_start)
-        ax.hlines(100 * used.all_work, ends[0], ends[1], color=_ACCENT, linestyle="--", linewidth=1)
+        ax.hlines(100 * used.all_work, ends[0], ends[1], color=ACCENT, linestyle="--", linewidth=1)
     if seconds[-1] - seconds[0] >= _BINNED_FROM:
         edges, share, unit = step_bins(seconds, busy, calendar_start)
         ax.stairs(share, time_x(edges, calendar_start), color=_BIN_COLOR, label=f"mean per {unit}")
         ax.legend(loc="lower right", fontsize="small")
     ax.set_ylim(0, 105)
-    _time_limits(ax, x)
+    time_limits(ax, x)
 
 
-def _time_limits(ax: Axes, x: FloatArray) -> None:
+def time_limits(ax: Axes, x: FloatArray) -> None:
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
 
 
@@ -240,13 +240,13 @@ def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None = None) ->
     time_axis(ax, calendar_start)
     ax.set_ylabel("Pending jobs")
     if not timeline.times:
-        _no_data(ax, "samples")
+        no_data(ax, "samples")
         return
     x = time_x(_seconds(timeline), calendar_start)
     pending = np.asarray(timeline.pending, dtype=np.float64)
     _draw_steps(ax, x, pending, fill=True)
     ax.set_ylim(bottom=0)
-    _time_limits(ax, x)
+    time_limits(ax, x)
     ax.text(
         0.99,
         0.95,
@@ -319,23 +319,23 @@ def _wait_cdf(ax: Axes, records: Sequence[JobRecord]) -> None:
     ax.set_ylabel("Jobs that waited at most this long (%)")
     waits = np.sort(np.array([r.wait for r in records if r.wait is not None], dtype=np.float64))
     if waits.size == 0:
-        _no_data(ax, "job started")
+        no_data(ax, "job started")
         return
-    shown = np.maximum(waits, _WAIT_FLOOR)
+    shown = np.maximum(waits, WAIT_FLOOR)
     share = 100.0 * np.arange(1, waits.size + 1) / waits.size
     if waits.size > _MAX_POINTS:  # evenly spaced ranks, the last included
         keep = np.linspace(0, waits.size - 1, _MAX_POINTS).astype(np.int64)
         shown, share = shown[keep], share[keep]
     top = max(float(shown[-1]) * 2, 10.0)
-    ax.step(np.append(shown, top), np.append(share, 100.0), where="post", color=_COLOR)
+    ax.step(np.append(shown, top), np.append(share, 100.0), where="post", color=COLOR)
     ax.set_xscale("log")
-    ax.set_xlim(_WAIT_FLOOR * 0.8, top)
+    ax.set_xlim(WAIT_FLOOR * 0.8, top)
     ax.set_ylim(0, 101)
     ticks = [(x, label) for x, label in _WAIT_TICKS if x <= top]
     ax.xaxis.set_major_locator(FixedLocator([x for x, _ in ticks]))
     ax.set_xticklabels([label for _, label in ticks])
     ax.xaxis.set_minor_locator(NullLocator())
-    quick = 100.0 * float((waits < _WAIT_FLOOR).mean())
+    quick = 100.0 * float((waits < WAIT_FLOOR).mean())
     median = float(np.median(waits))
     ax.text(
         0.99,
@@ -379,10 +379,10 @@ def _bsld_by_size(ax: Axes, records: Sequence[JobRecord]) -> None:
         counts[b] += 1
     labels = [label for label, _, _ in SIZE_BUCKETS]
     if not any(counts):
-        _no_data(ax, "job finished")
+        no_data(ax, "job finished")
         return
     means = [s / n if n else 0.0 for s, n in zip(sums, counts, strict=True)]
-    bars = ax.bar(labels, means, color=_COLOR, width=0.6)
+    bars = ax.bar(labels, means, color=COLOR, width=0.6)
     ax.bar_label(
         bars,
         labels=[
@@ -397,7 +397,7 @@ def _bsld_by_size(ax: Axes, records: Sequence[JobRecord]) -> None:
 
 # -- several policies on one workload (xce compare) ----------------------------------------
 
-_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
 
 Run = tuple[str, Sequence[JobRecord]]
 """(policy name, its records)."""
@@ -444,21 +444,21 @@ def wait_cdfs(ax: Axes, curves: Sequence[tuple[str, FloatArray]], title: str) ->
         waits = np.sort(unsorted)
         if waits.size == 0:
             continue
-        shown = np.maximum(waits, _WAIT_FLOOR)
+        shown = np.maximum(waits, WAIT_FLOOR)
         share = 100.0 * np.arange(1, waits.size + 1) / waits.size
         if waits.size > _MAX_POINTS:
             keep = np.linspace(0, waits.size - 1, _MAX_POINTS).astype(np.int64)
             shown, share = shown[keep], share[keep]
         top = max(top, float(shown[-1]) * 2)
         median = _duration(float(np.median(waits)))
-        color = _PALETTE[k % len(_PALETTE)]
+        color = PALETTE[k % len(PALETTE)]
         ax.step(shown, share, where="post", color=color, label=f"{name} (median {median})")
         drawn = True
     if not drawn:
-        _no_data(ax, "job started")
+        no_data(ax, "job started")
         return
     ax.set_xscale("log")
-    ax.set_xlim(_WAIT_FLOOR * 0.8, top)
+    ax.set_xlim(WAIT_FLOOR * 0.8, top)
     ax.set_ylim(0, 101)
     ticks = [(x, label) for x, label in _WAIT_TICKS if x <= top]
     ax.xaxis.set_major_locator(FixedLocator([x for x, _ in ticks]))
@@ -487,145 +487,16 @@ def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
         x = np.arange(len(SIZE_BUCKETS)) + (k - (len(runs) - 1) / 2) * width
         medians = [float(np.median(v)) if v else 0.0 for v in per]
         p95 = [float(np.percentile(v, 95)) if v else 0.0 for v in per]
-        color = _PALETTE[k % len(_PALETTE)]
+        color = PALETTE[k % len(PALETTE)]
         ax.bar(x, medians, width=width, color=color, label=name)
         ax.scatter(x, p95, marker="_", s=120, color=color)
         drawn = drawn or any(per)
         top = max(top, *p95)
     if not drawn:
-        _no_data(ax, "job finished")
+        no_data(ax, "job finished")
         return
     ax.set_xticks(np.arange(len(SIZE_BUCKETS)))
     ax.set_xticklabels(labels)
     ax.set_yscale("log")
     ax.set_ylim(0.8, top * 2)  # room above the highest p95 tick, and for the legend
     ax.legend(loc="upper right", fontsize="small")
-
-
-# -- the report's figures (xce report) ----------------------------------------------------
-
-
-def binned_utilisation(
-    ax: Axes, records: Sequence[JobRecord], total_slots: int, calendar_start: float | None
-) -> None:
-    """The workload's jobs' busy share of ``total_slots`` per hour, day or week
-    (:func:`bin_width`), over calendar time when ``calendar_start`` is known."""
-    times, busy = busy_steps(records)
-    time_axis(ax, calendar_start)
-    ax.set_ylabel(f"Busy slots, mean per bin (% of {total_slots:,})")
-    if times.size < 2 or total_slots <= 0:
-        ax.set_title("Utilisation over time")
-        _no_data(ax, "job finished")
-        return
-    edges, share, unit = step_bins(times, 100.0 * busy / total_slots, calendar_start)
-    x = time_x(edges, calendar_start)
-    ax.set_title(f"Utilisation per {unit} (the workload's jobs)")
-    ax.stairs(share, x, color=_COLOR, fill=True, alpha=0.5)
-    ax.set_ylim(0, 105)
-    _time_limits(ax, x)
-
-
-def wait_by_group(ax: Axes, groups: dict[str, dict[str, float | None]], what: str) -> None:
-    """Median (bar) and p95 (tick) wait of each group of ``metrics.json``'s ``by_queue``
-    or ``by_user``, the :data:`MAX_GROUPS` with the most jobs, on a log axis."""
-    ax.set_title(f"Wait by {what} (bar: median, tick: p95; the {MAX_GROUPS} largest)")
-    ax.set_ylabel("Wait (s, log scale; under 1 s drawn at 1 s)")
-    ax.set_xlabel(what.capitalize())
-    largest = sorted(groups, key=lambda g: (-float(groups[g].get("jobs") or 0), g))[:MAX_GROUPS]
-    kept = [g for g in largest if groups[g].get("median_wait_s") is not None]
-    if not kept:
-        _no_data(ax, "job started")
-        return
-    medians = [max(float(groups[g]["median_wait_s"] or 0.0), _WAIT_FLOOR) for g in kept]
-    p95 = [max(float(groups[g]["p95_wait_s"] or 0.0), _WAIT_FLOOR) for g in kept]
-    x = np.arange(len(kept))
-    ax.bar(x, medians, color=_COLOR, width=0.6, label="median")
-    ax.scatter(x, p95, marker="_", s=200, color=_ACCENT, label="p95")
-    ax.set_xticks(x)
-    slanted = len(kept) > 8 or max(len(g) for g in kept) > 12
-    ax.set_xticklabels(kept, rotation=30 if slanted else 0, ha="right" if slanted else "center")
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=_WAIT_FLOOR * 0.8, top=max(p95) * 3)
-    ax.legend(loc="upper right", fontsize="small")
-
-
-MAX_GROUPS = 20
-"""At most this many queues or users in a :func:`wait_by_group` figure."""
-
-
-def logged_against_simulated(ax: Axes, simulated: FloatArray, logged: FloatArray) -> None:
-    """The replay's waits against the trace's logged waits of the same jobs: both CDFs."""
-    wait_cdfs(
-        ax,
-        [("logged", logged), ("simulated", simulated)],
-        f"Simulated against logged wait ({simulated.size} jobs with both)",
-    )
-
-
-def gantt(
-    ax: Axes,
-    records: Sequence[JobRecord],
-    window: tuple[float, float],
-    calendar_start: float | None,
-) -> None:
-    """The jobs running in ``window`` (simulated seconds), one row per host, a bar per
-    job on each of its hosts, coloured by job; jobs sharing a host at once get lanes
-    of its row. At most :data:`MAX_GANTT_JOBS` jobs."""
-    low, high = window
-    shown = [
-        (r, max(r.start, low), min(r.end, high))
-        for r in records
-        if r.start is not None and r.end is not None and r.start < high and r.end > low
-    ][:MAX_GANTT_JOBS]
-    ax.set_title(f"Jobs on hosts, {len(shown)} jobs in the window")
-    time_axis(ax, calendar_start)
-    ax.set_ylabel("Host")
-    if not shown:
-        _no_data(ax, "job running in this window")
-        return
-    on: dict[str, list[tuple[float, float, int]]] = {}
-    for k, (r, start, end) in enumerate(shown):
-        for h in set(r.hosts or ("(no host)",)):
-            on.setdefault(h, []).append((start, end, k))
-    hosts = sorted(on, key=_natural)
-    for spans in on.values():
-        spans.sort()  # by start: the greedy lanes are then as few as can be
-    edges = time_x(np.array([low, high], dtype=np.float64), calendar_start)
-    for row, h in enumerate(hosts):
-        lanes = _lanes(on[h])
-        height = 0.8 / (max(lanes) + 1)
-        for (start, end, k), lane in zip(on[h], lanes, strict=True):
-            x = time_x(np.array([start, end]), calendar_start)
-            bottom = row - 0.4 + lane * height
-            color = _PALETTE[k % len(_PALETTE)]
-            ax.broken_barh([(x[0], x[1] - x[0])], (bottom, height), color=color, alpha=0.8)
-    ax.set_xlim(edges[0], edges[1])
-    ax.set_ylim(-0.6, len(hosts) - 0.4)
-    if len(hosts) <= 40:
-        ax.set_yticks(np.arange(len(hosts)))
-        ax.set_yticklabels(hosts, fontsize="x-small")
-    ax.invert_yaxis()
-
-
-MAX_GANTT_JOBS = 5000
-"""A Gantt chart draws at most this many jobs (the first to start in its window)."""
-
-
-def _lanes(spans: list[tuple[float, float, int]]) -> list[int]:
-    """A lane for each span (in order of start) so that no two spans of one lane overlap:
-    the first free one (greedy interval colouring, as few lanes as overlap at once)."""
-    ends: list[float] = []
-    lanes = []
-    for start, end, _ in spans:
-        lane = next((i for i, e in enumerate(ends) if e <= start), len(ends))
-        if lane == len(ends):
-            ends.append(end)
-        ends[lane] = end
-        lanes.append(lane)
-    return lanes
-
-
-def _natural(name: str) -> tuple[str, int]:
-    """``node10`` after ``node9``."""
-    digits = len(name) - len(name.rstrip("0123456789"))
-    return (name[: len(name) - digits], int(name[len(name) - digits :]) if digits else -1)

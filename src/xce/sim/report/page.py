@@ -22,6 +22,7 @@ from matplotlib.axes import Axes
 from xce.errors import InputError
 from xce.sim import plots
 from xce.sim.model import JobRecord
+from xce.sim.report import figures
 from xce.sim.report.html import (
     DAY,
     HOUR,
@@ -207,7 +208,7 @@ def _per_run_waits(page: _Page) -> str:
     if not runs:
         return ""
     return page.figure(
-        partial(plots.wait_by_group, groups=runs, what="run"), page.all_policies(), "wait by run"
+        partial(figures.wait_by_group, groups=runs, what="run"), page.all_policies(), "wait by run"
     )
 
 
@@ -267,7 +268,7 @@ def _utilisation(page: _Page) -> str:
         parts.append(
             page.figure(
                 partial(
-                    plots.binned_utilisation,
+                    figures.binned_utilisation,
                     records=records,
                     total_slots=total,
                     calendar_start=results.calendar_start,
@@ -290,7 +291,7 @@ def _groups(page: _Page) -> str:
             if len(page.results.runs) <= MAX_FIGURED:
                 parts.append(
                     page.figure(
-                        partial(plots.wait_by_group, groups=groups, what=what),
+                        partial(figures.wait_by_group, groups=groups, what=what),
                         page.subtitle(run.policy),
                         f"wait by {what}, {run.policy}",
                     )
@@ -332,7 +333,7 @@ def _logged(page: _Page) -> str:
         kept = np.array([w for _, w in pairs], dtype=np.float64)
         parts.append(
             page.figure(
-                partial(plots.logged_against_simulated, simulated=simulated, logged=kept),
+                partial(figures.logged_against_simulated, simulated=simulated, logged=kept),
                 page.subtitle(name),
                 f"simulated against logged wait, {name}",
             )
@@ -368,7 +369,7 @@ def _gantt(page: _Page, window: tuple[float, float] | None) -> str:
         parts.append(
             page.figure(
                 partial(
-                    plots.gantt,
+                    figures.gantt,
                     records=records,
                     window=window,
                     calendar_start=results.calendar_start,
