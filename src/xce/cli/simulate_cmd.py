@@ -29,7 +29,6 @@ from xce.cli.conventions import (
 )
 from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
 from xce.errors import InputError
-from xce.sim.clusters import check_hosts
 from xce.sim.files import SYNTHETIC, simulate_files
 
 if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command runs
@@ -94,6 +93,9 @@ class ReplayInputs:
 
     def check(self, interval: float | None) -> None:
         """Every option on its own and together, before any input is read."""
+        from xce.sim.clusters import check_hosts
+        from xce.sim.workload import synthetic_count
+
         check_interval(interval)
         if self.limit is not None and self.limit < 0:
             raise InputError(f"--limit must be >= 0, got {self.limit}")
@@ -102,8 +104,6 @@ class ReplayInputs:
             raise InputError("give --cluster or --hosts/--slots-per-host, not both")
         if self.cluster is not None and self.queues is not None:
             raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
-        from xce.sim.workload import synthetic_count
-
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
 
