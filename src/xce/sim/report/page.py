@@ -132,6 +132,18 @@ class _Page:
         names = ", ".join(r.policy for r in self.results.runs)
         return f"{self.results.workload}, policies {names}"
 
+    def per_run(
+        self,
+        draw: Callable[[str, tuple[JobRecord, ...]], Callable[[Axes], None]],
+        what: str,
+    ) -> list[str]:
+        """A figure per run with jobs: ``draw(policy, records)`` draws it; its alt text
+        is ``what, policy``."""
+        return [
+            self.figure(draw(name, records), self.subtitle(name), f"{what}, {name}")
+            for name, records in self.with_jobs()
+        ]
+
     def with_jobs(self) -> list[tuple[str, tuple[JobRecord, ...]]]:
         return [(r.policy, r.records) for r in self.results.runs if r.records is not None]
 
@@ -261,22 +273,18 @@ def _utilisation(page: _Page) -> str:
     runs = page.with_jobs()
     if not runs:
         return _no_jobs(results)
-    slots = [int(r.metrics.get("total_slots") or 0) for r in results.runs if r.records is not None]
+    slots = {r.policy: int(r.metrics.get("total_slots") or 0) for r in results.runs}
     when = "calendar time (UTC)" if results.calendar_start is not None else "simulated time"
     parts = [note(f"Binned over {when}. {results.trace_note}".strip())]
-    for (name, records), total in zip(runs, slots, strict=True):
-        parts.append(
-            page.figure(
-                partial(
-                    figures.binned_utilisation,
-                    records=records,
-                    total_slots=total,
-                    calendar_start=results.calendar_start,
-                ),
-                page.subtitle(name),
-                f"utilisation, {name}",
-            )
-        )
+    parts += page.per_run(
+        lambda name, records: partial(
+            figures.binned_utilisation,
+            records=records,
+            total_slots=slots[name],
+            calendar_start=results.calendar_start,
+        ),
+        "utilisation",
+    )
     return "".join(parts)
 
 
@@ -365,19 +373,12 @@ def _gantt(page: _Page, window: tuple[float, float] | None) -> str:
     low, high = window
     start = results.calendar_start
     parts = [note(f"The window: {_when(low, start)} to {_when(high, start)}.")]
-    for name, records in page.with_jobs():
-        parts.append(
-            page.figure(
-                partial(
-                    figures.gantt,
-                    records=records,
-                    window=window,
-                    calendar_start=results.calendar_start,
-                ),
-                page.subtitle(name),
-                f"Gantt chart, {name}",
-            )
-        )
+    parts += page.per_run(
+        lambda _, records: partial(
+            figures.gantt, records=records, window=window, calendar_start=start
+        ),
+        "Gantt chart",
+    )
     return "".join(parts)
 
 
