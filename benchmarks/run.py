@@ -14,6 +14,7 @@ from benchmarks import (
     bench_backfill,
     bench_core,
     bench_resreq,
+    bench_shapes,
     bench_sim,
     bench_sweep,
 )
@@ -26,6 +27,7 @@ SUITES = {
     "sim": bench_sim.run,
     "backfill": bench_backfill.run,
     "sweep": bench_sweep.run,
+    "shapes": bench_shapes.run,
 }
 
 
