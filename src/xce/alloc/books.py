@@ -59,6 +59,7 @@ class SessionBooks:
         self._static_eligible: dict[int, npt.NDArray[np.bool_]] = {}
         self._hosts_seen: HostTable | None = None  # the table ok/max_slots were made from
         self._version_seen = -1
+        self._ok_weight: npt.NDArray[np.float64] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -88,7 +89,15 @@ class SessionBooks:
             slots = hosts.capacity[SLOTS][self.ok]
             self.max_slots = float(np.nanmax(slots)) if len(slots) else 0.0  # no bucket exceeds
             self.n_ok = int(np.count_nonzero(self.ok))  # no plan has more buckets
-        self.total_slots = float(np.nansum(avail[SLOTS][self.ok]))  # falls as jobs start
+            # the ok hosts' free slots, summed as a dot product when no host lacks a
+            # slot count (whole numbers of units: any order of summing gives the same)
+            lacking = np.isnan(hosts.capacity[SLOTS]).any()  # NaN * 0 would poison the dot
+            self._ok_weight = None if lacking else self.ok.astype(np.float64)
+        weight = self._ok_weight
+        free = avail[SLOTS]
+        self.total_slots = (  # falls as jobs start
+            float(np.nansum(free[self.ok])) if weight is None else float(free @ weight)
+        )
         self.version += 1
         self.memo.reset()
         self.cursors.clear()

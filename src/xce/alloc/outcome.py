@@ -240,12 +240,26 @@ class JobAllocation:
 _NO_COLUMNS: Mapping[str, npt.NDArray[np.float64]] = MappingProxyType({})
 
 
+_SAME_SLOTS: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+
+
+def _same_slots(slots: int, count: int) -> npt.NDArray[np.int64]:
+    """``count`` claims of ``slots`` each as a read-only column: a view of strides 0 (no
+    memory per claim), shared by every allocation of that shape (a few hundred kept)."""
+    column = _SAME_SLOTS.get((slots, count))
+    if column is None:
+        if len(_SAME_SLOTS) >= 1024:
+            _SAME_SLOTS.clear()
+        column = _SAME_SLOTS[(slots, count)] = np.broadcast_to(np.int64(slots), (count,))
+    return column
+
+
 def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
     if len(parts) == 1 and isinstance(parts[0], ClaimRun) and not parts[0].amounts:
         run = parts[0]  # a wide job of slots alone: the common case
-        each = np.full(len(run.hosts), run.slots, dtype=np.int64)
-        each.flags.writeable = False
-        return ClaimColumns(run.hosts, each, _NO_COLUMNS)
+        # one slot count seen as a column (a read-only view of strides 0: no memory per
+        # claim, whatever the width)
+        return ClaimColumns(run.hosts, _same_slots(run.slots, len(run.hosts)), _NO_COLUMNS)
     hosts: list[npt.NDArray[np.intp]] = []
     slots: list[npt.NDArray[np.int64]] = []
     names = {n for p in parts for n, _ in p.amounts}

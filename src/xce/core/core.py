@@ -23,6 +23,7 @@ from xce.alloc import (
 from xce.backfill import BackfillPolicy, BackfillRegistry
 from xce.cluster import (
     SLOTS,
+    AdvanceReservation,
     ClusterState,
     HostAlloc,
     HostAllocs,
@@ -145,6 +146,11 @@ class SchedulerCore:
     def hosts(self) -> HostTable:
         """The hosts now (without building a state view)."""
         return self._hosts
+
+    @property
+    def reservations(self) -> tuple[AdvanceReservation, ...]:
+        """The advance reservations (without building a state view)."""
+        return self._reservations
 
     @property
     def catalog(self) -> ResourceCatalog:

@@ -424,6 +424,9 @@ class Session:
         )
         self._planned = self._backfilled = 0
         self._decided.clear()
+        if len(self._requests) > 2 * len(self.state.jobs) + 64:  # jobs no longer pending
+            live = {id(j) for j in self.state.jobs}
+            self._requests = {k: v for k, v in self._requests.items() if k in live}
         if len(self._hints) > 2 * len(pending) + 64:  # jobs that left without starting
             ids = {j.id for j in pending}
             self._hints = {k: v for k, v in self._hints.items() if k in ids}

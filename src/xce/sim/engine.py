@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -236,6 +237,7 @@ class Simulation:
         self._fewest: dict[str, int] = {}
         self._traits: dict[str, PickerTraits] = {}  # by queue
         self._one_level: tuple[int, bool] | None = None
+        self._all_monotone: tuple[int, bool] | None = None  # see _incremental
         self.stats = SimStats()
         self._check_requirements()
 
@@ -481,13 +483,17 @@ class Simulation:
         """The exact session shortcuts apply: every queue's picker and backfill policy
         allows them, and no advance reservation is in force (its window opens and closes
         as time passes, with nothing freed)."""
-        if not self.options.incremental or self.core.state.reservations:
+        if not self.options.incremental or self.core.reservations:
             return False
-        core = self.core
-        return all(
-            self._picker(q).monotone_in_session and core.backfill_for(q).monotone_in_session
-            for q in self._queues_seen
-        )
+        seen = len(self._queues_seen)  # queues only ever join this set; their traits stay
+        if self._all_monotone is None or self._all_monotone[0] != seen:
+            core = self.core
+            monotone = all(
+                self._picker(q).monotone_in_session and core.backfill_for(q).monotone_in_session
+                for q in self._queues_seen
+            )
+            self._all_monotone = (seen, monotone)
+        return self._all_monotone[1]
 
     def _picker(self, queue: str) -> PickerTraits:
         """What the picker of ``queue`` promises (the engine never asks its name)."""
@@ -800,7 +806,7 @@ class Simulation:
         self._started[job.id] = (
             job,
             now,
-            HostColumn(columns.hosts, self.core.hosts.names),
+            HostColumn(_compact(columns.hosts, self.core.hosts.n), self.core.hosts.names),
             SlotColumn(columns.slots),
             decision.allocation.slots,
             decision.allocation.alternative,
@@ -809,6 +815,12 @@ class Simulation:
         )
         self._steps += 1
         self._finish_seq[job.id] = self._push(now + duration, _FINISH, job.id)
+
+
+def _compact(hosts: npt.NDArray[np.intp], n_hosts: int) -> npt.NDArray[np.unsignedinteger[Any]]:
+    """A job's host indices in the smallest type that holds any of ``n_hosts`` (kept for
+    every job until the end of the run: a quarter of the allocation's on most clusters)."""
+    return hosts.astype(np.uint16 if n_hosts <= 1 << 16 else np.uint32)
 
 
 def _pickers(

@@ -135,7 +135,7 @@ class HostColumn(_Column, Sequence[str]):
 
     __slots__ = ("names",)
 
-    def __init__(self, array: npt.NDArray[np.intp], names: Sequence[str]) -> None:
+    def __init__(self, array: npt.NDArray[np.integer[Any]], names: Sequence[str]) -> None:
         super().__init__(array)
         self.names = names
 
