@@ -82,9 +82,9 @@ class Planner:
         books = allocator.books
         state = allocator.state
         self._names = tuple(state.hosts.units)
-        self.profile = Profile(now, {n: books.units(n) for n in self._names})
+        self._profile = Profile(now, {n: books.units(n) for n in self._names})
         shared = {n: np.array([books.shared_units(n)]) for n in state.shared_total}
-        self.shared = Profile(now, shared)
+        self._shared = Profile(now, shared)
         self._ok = books.ok
         self._ok_weight = books.ok.astype(np.float64)
         self._all_ok = bool(books.ok.all())
@@ -99,7 +99,11 @@ class Planner:
         self._steps: _Steps | None = None
         self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
         self._hint_key_of: tuple[IndexArray, FloatArray] | None = None  # the last made
-        self._running_ends(allocator)
+        # The running jobs' ends, and the holds of jobs started before anything reads the
+        # profile, are put in when something first does (see _ready): a session whose
+        # jobs all start on the books as they are never pays for them.
+        self._deferred: list[tuple[float, float, JobAllocation]] | None = []
+        self._preempted_at_start = frozenset(allocator.preempted)
         self.reservations = {r.name: r for r in state.reservations if r.end > now}
         self._planned_from = math.inf  # earliest start of a planned (not started) hold
         self._first: _Held | None = None  # the planned job of that start
@@ -107,12 +111,39 @@ class Planner:
         # whether jobs of a requirement fit the books, by (requirement, user, queue,
         # project): (the requirement, the books' version, the answer)
         self._fits: dict[tuple[int, str, str, str], tuple[object, int, bool]] = {}
+        if not self._shortcuts:
+            self._ready()  # the switch off: made at once, as before the deferral
+
+    @property
+    def profile(self) -> Profile:
+        """The hosts' availability over time (the running jobs' ends, the holds so far)."""
+        self._ready()
+        return self._profile
+
+    @property
+    def shared(self) -> Profile:
+        """The shared resources' availability over time (one "host")."""
+        self._ready()
+        return self._shared
+
+    def _ready(self) -> None:
+        """Put in what was deferred, in the order the planner met it: the running jobs'
+        ends (as the session began), then the holds of the jobs started since. The
+        profile is then exactly the one made at once (the same changes, in the same
+        order, from the same books), whenever it is first read."""
+        deferred = self._deferred
+        if deferred is None:
+            return
+        self._deferred = None
+        self._running_ends(self.allocator)
+        for start, end, allocation in deferred:
+            self._hold(start, end, allocation)
 
     def _running_ends(self, allocator: Allocator) -> None:
         """Every running job gives its holdings back at its estimated end."""
         state, now = allocator.state, self.now
         for job in state.running:
-            if job.id in allocator.preempted:
+            if job.id in self._preempted_at_start:
                 continue  # preempted this session: its promise holds it already
             end = estimated_end(
                 job.start_time, estimate(job.requested_time, state.queues.get(job.queue)), now
@@ -204,6 +235,10 @@ class Planner:
 
     def started(self, allocation: JobAllocation, duration: float) -> None:
         """A job started now holds its allocation until its estimated end."""
+        if self._deferred is not None and self._shortcuts:
+            self._deferred.append((self.now, self.now + duration, allocation))
+            self.reached["hold deferred"] += 1
+            return
         self._hold(self.now, self.now + duration, allocation)
 
     # --- planning --------------------------------------------------------------------
@@ -276,6 +311,7 @@ class Planner:
         self.planned += 1
 
     def _hold(self, start: float, end: float, allocation: JobAllocation) -> None:
+        self._ready()
         if not end > start:
             return  # a job of no duration holds nothing over time
         hosts, amounts = _units(allocation, self.allocator.books.scales)
@@ -304,6 +340,7 @@ class Planner:
     def _tally(self, at: float, hosts: IndexArray, slots: FloatArray) -> None:
         """Record a change, from ``at`` on, of the slots of all ok hosts together (see
         _slot_totals)."""
+        self._ready()
         change = float(np.sum(slots if self._all_ok else slots[self._ok[hosts]]))
         if change:
             times = self._slot_times
@@ -318,6 +355,7 @@ class Planner:
     def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> _Steps:
         """The profile's slots over every ok host together (kept until the next
         change), or over the ok ``hosts`` only (made now), as a step function."""
+        self._ready()
         if hosts is not None:
             return _steps_of(self.profile, SLOTS, hosts & self._ok, self.now)
         if self._steps is None:
