@@ -148,12 +148,14 @@ def test_json_prints_the_metrics_object(written: tuple[Path, Path, str]) -> None
 
 
 def test_timing_stays_out_of_metrics_json(written: tuple[Path, Path, str]) -> None:
-    """Wall and allocation times vary run to run: they go to timing.json."""
+    """Wall and allocation times vary run to run, and the scheduler's work (sessions,
+    decisions, cache hits) with the exact shortcuts: they go to timing.json."""
     _, out, _ = written
     timing = json.loads((out / "timing.json").read_text(encoding="utf-8"))
-    assert set(timing) == {"wall_s", "alloc_s"}
+    assert set(timing) == {"wall_s", "alloc_s", "scheduler"}
+    assert set(timing["scheduler"]) >= {"sessions", "decisions", "cache_hit_rate"}
     text = (out / "metrics.json").read_text(encoding="utf-8")
-    for key in ("alloc_s", "wall_s", "seconds", "elapsed"):
+    for key in ("alloc_s", "wall_s", "seconds", "elapsed", "sessions", "cache_hit_rate"):
         assert key not in text
 
 

@@ -186,10 +186,10 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
         ),
         ("throughput", fmt(data["throughput_jobs_per_hour"], " jobs/h")),
     ]
-    s = data["scheduler"]
+    s = result.stats
     rows += [
-        ("sessions / decisions", f"{s['sessions']:,} / {s['decisions']:,}"),
-        ("unsatisfiable-cache hit rate", f"{100 * s['cache_hit_rate']:.1f} %"),
+        ("sessions / decisions", f"{s.sessions:,} / {s.decisions:,}"),
+        ("unsatisfiable-cache hit rate", f"{100 * s.cache_hit_rate:.1f} %"),
         (
             "time allocating / wall time",
             f"{result.stats.alloc_seconds:.1f} s / {result.stats.wall_seconds:.1f} s",

@@ -114,6 +114,10 @@ class SimOptions:
     interval: float | None = None  # seconds between sessions; None: at every event time
     enforce_walltime: bool = False  # end jobs at their requested time
     incremental: bool = True  # exact session shortcuts (module docstring)
+    # every exact shortcut at once: off, the session shortcuts (as incremental=False) and
+    # the allocator's and planner's (AllocOptions cache, shortcuts, cursors and
+    # reuse_failures) are all off; a replay gives byte-identical outputs either way
+    fast_paths: bool = True
     preemptor: str | Preemptor | None = None  # victim-set iterator (lowest_priority_first)
     allocators: tuple[AllocatorPlugin, ...] = ()
     backfill: str | None = None  # default backfill policy of queues that name none
@@ -188,7 +192,7 @@ class Simulation:
             empty,
             registry=allocators,
             picker=picker,
-            options=AllocOptions(explain=False),
+            options=_alloc_options(self.options.fast_paths),
             pickers=self._registry,
             preemptor=preemptor,
             backfill=self.options.backfill,
@@ -483,7 +487,7 @@ class Simulation:
         """The exact session shortcuts apply: every queue's picker and backfill policy
         allows them, and no advance reservation is in force (its window opens and closes
         as time passes, with nothing freed)."""
-        if not self.options.incremental or self.core.reservations:
+        if not (self.options.incremental and self.options.fast_paths) or self.core.reservations:
             return False
         seen = len(self._queues_seen)  # queues only ever join this set; their traits stay
         if self._all_monotone is None or self._all_monotone[0] != seen:
@@ -815,6 +819,16 @@ class Simulation:
         )
         self._steps += 1
         self._finish_seq[job.id] = self._push(now + duration, _FINISH, job.id)
+
+
+def _alloc_options(fast_paths: bool) -> AllocOptions:
+    """The scheduling core's allocator options: no per-host pend breakdowns (a replay
+    shows none), and the exact shortcuts as ``SimOptions.fast_paths`` says."""
+    if fast_paths:
+        return AllocOptions(explain=False)
+    return AllocOptions(
+        explain=False, cache=False, shortcuts=False, cursors=False, reuse_failures=False
+    )
 
 
 def _compact(hosts: npt.NDArray[np.intp], n_hosts: int) -> npt.NDArray[np.unsignedinteger[Any]]:

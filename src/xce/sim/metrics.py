@@ -163,13 +163,6 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
         "prediction_error_s": prediction_error(ran),
         "by_queue": _group(records, "queue"),
         "by_user": _group(records, "user"),
-        "scheduler": {
-            "sessions": s.sessions,
-            "decisions": s.decisions,
-            "dispatched": s.dispatched,
-            "cache_hit_rate": s.cache_hit_rate,
-            "events": s.events,
-        },
     }
     if trace is not None:
         out["trace"] = {
@@ -241,10 +234,23 @@ def _job_row(r: JobRecord) -> list[object]:
     ]
 
 
-def timing(result: SimResult) -> dict[str, float]:
-    """How long the run took (kept out of metrics.json, which is byte-for-byte
-    reproducible)."""
-    return {"wall_s": result.stats.wall_seconds, "alloc_s": result.stats.alloc_seconds}
+def timing(result: SimResult) -> dict[str, Any]:
+    """How the run went: how long it took, and the scheduler's work (sessions,
+    decisions, cache hit rate), which depends on the exact shortcuts taken. Kept out of
+    metrics.json, which is byte-for-byte reproducible and the same with
+    ``SimOptions.fast_paths`` off."""
+    s = result.stats
+    return {
+        "wall_s": s.wall_seconds,
+        "alloc_s": s.alloc_seconds,
+        "scheduler": {
+            "sessions": s.sessions,
+            "decisions": s.decisions,
+            "dispatched": s.dispatched,
+            "cache_hit_rate": s.cache_hit_rate,
+            "events": s.events,
+        },
+    }
 
 
 def write_metrics(data: dict[str, Any], path: Path) -> None:
