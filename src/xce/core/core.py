@@ -175,7 +175,6 @@ class SchedulerCore:
         jobs: Iterable[PendingJob] | None = None,
         skip_blocked: bool = False,
         now: float | None = None,
-        plans_for: Iterable[str] | None = None,
     ) -> SessionResult:
         """One session over the pending jobs (or ``jobs``, a subset of them); the state is
         not changed (apply decisions with ``JobStarted`` events). Raises

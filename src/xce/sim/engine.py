@@ -533,9 +533,12 @@ class Simulation:
             ]
             result = core.run_session(jobs=jobs, now=now)
         else:
-            # planned starts are recorded for the jobs of their first session only
-            new = [j.id for j in self._new]
-            result = core.run_session(skip_blocked=incremental, now=now, plans_for=new)
+            # Every pending job is planned, though only the new jobs' planned starts are
+            # recorded: skipping the others' plans (Session.run(plans_for=)) decides this
+            # session alike, but under a policy that keeps placements a skipped plan
+            # leaves the job's last placement as its next session's hint, and later
+            # schedules differ (LANL-CM5's first 1,500 jobs under conservative).
+            result = core.run_session(skip_blocked=incremental, now=now)
         self._new.clear()
         self._freed = False
         self._dirty = False
