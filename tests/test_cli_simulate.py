@@ -470,3 +470,26 @@ def test_a_huge_header_cluster_is_refused(tmp_path: Path, nodes: int | None, pro
     key = "MaxNodes" if nodes else "MaxProcs"
     assert f"{path}:" in result.stderr  # file:line
     assert f"header {key} is 3e+08, more than 1,000,000 (the limit)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "policy"),
+    [
+        ((), "fcfs"),
+        (("--picker", "strict"), "strict"),
+        (("--backfill", "easy"), "fcfs+easy"),
+        (("--backfill", "none"), "fcfs"),
+        (
+            ("--picker", "fairshare", "--preemptor", "lowest_priority_first", "--backfill", "easy"),
+            "fairshare+lowest_priority_first+easy",
+        ),
+    ],
+)
+def test_metrics_name_the_policy_as_compare_writes_it(
+    trace: Path, options: tuple[str, ...], policy: str
+) -> None:
+    """issue 14: metrics.json's ``policy`` is the replay's policy in ``xce compare
+    --policy``'s form (picker, then the preemptor and the backfill policy when named),
+    so ``xce report`` titles a replay without being told."""
+    data = json.loads(ok("--workload", trace, *options, "--json").stdout)
+    assert data["policy"] == policy
