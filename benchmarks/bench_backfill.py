@@ -78,6 +78,7 @@ def bench_traces() -> list[Result]:
             name = f"{label}, {policy}"
             out += [
                 Result(f"{name}: xce wall", run["wall_s"], "s"),
+                Result(f"{name}: xce CPU", run["cpu_s"], "s"),
                 Result(f"{name}: jobs/s", run["jobs"] / run["wall_s"], "jobs/s"),
                 Result(f"{name}: peak memory", run["peak_rss_mb"], "MB"),
                 Result(f"{name}: mean wait", run["mean_wait_s"], "s"),
