@@ -31,6 +31,7 @@ hosts:
   - {name: a, slots: 4}
   - {name: b, slots: 8}
 """
+PICKERS = ("fcfs", "strict", "fairshare")
 GRID = """
 workloads:
   - generated: 40
@@ -232,6 +233,16 @@ def test_command_runs_then_skips_finished_cells(tmp_path: Path) -> None:
             "either file",
         ),
         ("workloads: [\n", None, "not valid YAML"),
+        (  # 4,000 seeds x 3 clusters x 9 policies: more cells than the limit
+            GRID.replace("seeds: [1, 2]", f"seeds: {list(range(4000))}").replace(
+                "[fcfs, strict, fcfs+easy]",
+                "["
+                + ", ".join(f"{p}{b}" for p in PICKERS for b in ("", "+easy", "+conservative"))
+                + "]",
+            ),
+            None,
+            "more than 100,000 (the limit)",
+        ),
         ("- just a list\n", None, "expected a mapping"),
     ],
 )

@@ -60,6 +60,10 @@ MAX_GRID_BYTES = 1 << 20
 """A grid file is a short hand-written list: at most 1 MiB."""
 MAX_SCALE = 1000
 MAX_REPETITIONS = 10_000
+MAX_CELLS = 100_000
+"""A grid spans at most this many cells (a study of a few hundred replays is large):
+counted before any is made, so a short file of long lists or YAML aliases cannot keep
+the sweep enumerating for hours."""
 _SEED_MAX = 2**63 - 1
 _NUMBER_MAX = 1e15
 
@@ -314,6 +318,16 @@ def _grid_cells(spec: GridSpec, where: _Locator) -> list[Cell]:
     policies = [_policy(text, i, where) for i, text in enumerate(spec.policies)]
     clusters = [_cluster(c, i, where) for i, c in enumerate(spec.clusters)]
     options = [Options(o.interval, o.enforce_walltime, o.single_queue) for o in spec.options]
+    runs = sum(
+        1 if e.trace is not None else len(e.seeds) * spec.repetitions for e in spec.workloads
+    )
+    count = runs * len(clusters) * len(policies) * len(options)
+    if count > MAX_CELLS:
+        raise where.error(
+            f"the grid spans {count:,} cells (workload runs x clusters x policies x options), "
+            f"more than {MAX_CELLS:,} (the limit)",
+            (),
+        )
     cells: dict[str, Cell] = {}
     for i, entry in enumerate(spec.workloads):
         for workload, rep in _workloads(entry, i, spec.repetitions, where):
