@@ -339,8 +339,7 @@ class Planner:
 
     def _tally(self, at: float, hosts: IndexArray, slots: FloatArray) -> None:
         """Record a change, from ``at`` on, of the slots of all ok hosts together (see
-        _slot_totals)."""
-        self._ready()
+        _slot_totals). Called only with the profile made (by _running_ends and _hold)."""
         change = float(np.sum(slots if self._all_ok else slots[self._ok[hosts]]))
         if change:
             times = self._slot_times
