@@ -62,7 +62,7 @@ from xce.alloc import (
     PendReason,
     default_registry,
 )
-from xce.cluster import SLOTS, ClusterState, PendingJob
+from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob
 from xce.core import (
     JobFinished,
     JobPreempted,
@@ -243,6 +243,12 @@ class Simulation:
         self._one_level: tuple[int, bool] | None = None
         self._all_monotone: tuple[int, bool] | None = None  # see _incremental
         self.stats = SimStats()
+        # the replay's progress (see _begin_run)
+        self._run_started = 0.0
+        self._run_total = 0
+        self._initial: list[RunningJob] = []
+        self._timeline = Timeline(0, [], [], [])
+        self._step_count = 0
         self._check_requirements()
 
     def _check_ids(self) -> None:
@@ -290,40 +296,54 @@ class Simulation:
             return self._run()
 
     def _run(self) -> SimResult:
-        start = time.perf_counter()
+        self._begin_run()
+        while self._heap:
+            self._step()
+        return self._end_run()
+
+    # The replay in three parts, its progress kept on the object between them (what lets
+    # a driver stop between two steps, e.g. to save the simulation and resume it later).
+    def _begin_run(self) -> None:
+        """Queue every submission, reservation edge and initial job's finish."""
+        self._run_started = time.perf_counter()
         for job in self.jobs:
             self._push(job.submit, _SUBMIT, job.id)
         for r in self.core.state.reservations:  # a window opening or closing changes plans
             for edge in (r.start, r.end):
                 if math.isfinite(edge):
                     self._push(edge, _SESSION, "")
-        initial = list(self.core.state.running)
-        for run in initial:
+        self._initial = list(self.core.state.running)
+        for run in self._initial:
             if run.runtime is not None:
                 self._finish_seq[run.id] = self._push(run.start_time + run.runtime, _FINISH, run.id)
-        state = self.core.state
-        total = int(np.nansum(state.hosts.capacity[SLOTS]))
-        timeline = Timeline(total, [], [], [])
-        steps = 0
-        while self._heap:
-            now = self._now = self._heap[0][0]
-            interval = self.options.interval
-            on_grid = interval is not None and _on_grid(now, interval) and now != self._last_grid
-            session_due = self._take_events(now) or interval is None or on_grid
-            if on_grid and self.core.pending_count:
-                self._last_grid = now  # one session per multiple of the interval
-            ran = session_due and self.core.pending_count > 0
-            if ran:
-                self._session(now)
-            if not (ran and not self._heap):  # else nothing can change any more
-                self._queue_session(now)
-            timeline.add(now, self._busy, self.core.pending_count)
-            steps += 1
-            if self.progress is not None and steps % 2048 == 0:
-                self.progress(self._ended, now)
+        self._run_total = int(np.nansum(self.core.state.hosts.capacity[SLOTS]))
+        self._timeline = Timeline(self._run_total, [], [], [])
+        self._step_count = 0
+
+    def _step(self) -> None:
+        """Handle every event of the next instant, and its session if one is due."""
+        now = self._now = self._heap[0][0]
+        interval = self.options.interval
+        on_grid = interval is not None and _on_grid(now, interval) and now != self._last_grid
+        session_due = self._take_events(now) or interval is None or on_grid
+        if on_grid and self.core.pending_count:
+            self._last_grid = now  # one session per multiple of the interval
+        ran = session_due and self.core.pending_count > 0
+        if ran:
+            self._session(now)
+        if not (ran and not self._heap):  # else nothing can change any more
+            self._queue_session(now)
+        self._timeline.add(now, self._busy, self.core.pending_count)
+        self._step_count += 1
+        if self.progress is not None and self._step_count % 2048 == 0:
+            self.progress(self._ended, now)
+
+    def _end_run(self) -> SimResult:
+        """The replay's result, once no event is left."""
+        timeline = self._timeline
         if self.core.pending_count:
             self._never_started()
-        self.stats.wall_seconds = time.perf_counter() - start
+        self.stats.wall_seconds = time.perf_counter() - self._run_started
         if self.progress is not None:
             self.progress(self._ended, timeline.times[-1] if timeline.times else 0.0)
         lost = [j.id for j in self.jobs if j.id not in self._records]
@@ -331,12 +351,13 @@ class Simulation:
             raise InternalError(f"jobs never ended: {', '.join(lost[:5])}")
         records = [self._records[j.id] for j in self.jobs]
         base: list[tuple[str, float, float, int]] = []
-        for run in initial:  # ends cut short by preemption included
+        for run in self._initial:  # ends cut short by preemption included
             end = math.inf if run.runtime is None else run.start_time + run.runtime
             end = min(end, self._cut.get(run.id, end))
             base += [(a.host, run.start_time, end, a.slots) for a in run.alloc]
         hosts = self.core.state.hosts
         capacity = {n: int(hosts.capacity[SLOTS][i]) for i, n in enumerate(hosts.names)}
+        total = self._run_total
         return SimResult(records, timeline, self.stats, total, capacity, base, hosts.names)
 
     def _never_started(self) -> None:
