@@ -53,7 +53,7 @@ from xce.cluster.units import to_units
 if TYPE_CHECKING:
     from xce.alloc.engine import Allocator, JobRequest
 
-__all__ = ["Planner"]
+__all__ = ["Planner", "monotone"]
 
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
@@ -185,7 +185,7 @@ class Planner:
             self.reached["too wide for what is free"] += 1
             return alloc.decide(request)  # more tasks than free slots: the reason, as ever
         fits_now: bool | None = None
-        if self._shortcuts and _monotone(request):
+        if self._shortcuts and monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
             fits_now = self._fits_books(request)
@@ -213,7 +213,7 @@ class Planner:
         if fits_now is None:
             fits_now = self._fits_books(request)
         if fits_now:
-            return Pending(job.id, PendInfo(PendReason.RESERVED, self._why_reserved(job, end)))
+            return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
         return alloc.decide(request)  # it does not fit now: the reason, as ever
 
     def _fits_books(self, request: JobRequest) -> bool:
@@ -367,7 +367,7 @@ class Planner:
         trying every candidate for a job that no future frees enough for — one held by a
         per-host limit's usage now, or by hosts no plan releases. A job naming a
         reservation or whose selects can turn true as availability falls is let through."""
-        if job.reservation is not None or not _monotone(request):
+        if job.reservation is not None or not monotone(request):
             return True
         books = self.allocator.books
         if self._peak is None:
@@ -527,7 +527,18 @@ class Planner:
         (hosts freed latest first; hosts free all along last)."""
         return -self.profile.latest_rise(SLOTS, start)
 
-    def _why_reserved(self, job: PendingJob, end: float) -> str:
+    def next_change(self) -> float:
+        """The first instant after now at which availability changes, of the hosts or
+        of the shared resources (inf: none; reservation bounds are not counted)."""
+        out = math.inf
+        for times in (self.profile.times(), self.shared.times()):
+            i = int(np.searchsorted(times, self.now, side="right"))
+            if i < len(times):
+                out = min(out, float(times[i]))
+        return out
+
+    def why_reserved(self, job: PendingJob, end: float) -> str:
+        """The message of a job that fits now, but not beside the plan, run until ``end``."""
         blocking = self._overlapping(job, self.now, end) if self.reservations else []
         if blocking:
             r = blocking[0]
@@ -592,7 +603,7 @@ def _steps_of(
     return _Steps(np.concatenate(([now], at)), values)
 
 
-def _monotone(request: JobRequest) -> bool:
+def monotone(request: JobRequest) -> bool:
     """Whether the job's placement can only stop succeeding as availability falls (no
     select of it reads availability in a way that can turn true as it falls)."""
     return all(p.cacheable for alt in request.requirement.alternatives for p in alt)

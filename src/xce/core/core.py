@@ -51,6 +51,7 @@ from xce.core.events import (
     SharedChanged,
 )
 from xce.core.pickers import PickerRegistry, default_pickers
+from xce.core.repeat import Started
 from xce.core.session import Session, SessionResult, job_request
 from xce.errors import EventError, InputError
 from xce.inputs import MAX_HOST_SLOTS
@@ -103,6 +104,9 @@ class SchedulerCore:
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
+        # the starts applied since the last session, while nothing else but submissions
+        # changed the state (None: something did, or no session yet): Session.run(since=)
+        self._since: list[Started] | None = None
         self._session = Session(
             self.state,
             registry=registry,
@@ -183,7 +187,12 @@ class SchedulerCore:
         if session.state is not self.state:
             session.state = self.state
             session.allocator.rebind(self.state)
-        return session.run(jobs, threads=threads, token=token, skip_blocked=skip_blocked, now=now)
+        since, self._since = self._since, None
+        result = session.run(
+            jobs, threads=threads, token=token, skip_blocked=skip_blocked, now=now, since=since
+        )
+        self._since = []
+        return result
 
     def backfill_for(self, queue: str) -> BackfillPolicy:
         """The backfill policy ``queue`` uses."""
@@ -201,6 +210,13 @@ class SchedulerCore:
         for event in events:
             self._apply(event)
             self._view = None
+            match event:
+                case JobSubmitted():
+                    pass
+                case JobStarted(job_id, allocation, time) if self._since is not None:
+                    self._since.append((job_id, time, allocation))
+                case _:
+                    self._since = None
 
     def _apply(self, event: Event) -> None:
         match event:

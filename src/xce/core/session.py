@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -39,7 +39,7 @@ from xce.alloc import (
     PlannedStart,
     prepare_requirement,
 )
-from xce.alloc.planner import Planner
+from xce.alloc.planner import Planner, monotone
 from xce.backfill import BackfillPolicy, BackfillRegistry, default_backfills
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
@@ -51,7 +51,8 @@ from xce.core.pickers import (
     default_pickers,
     holds_queue,
 )
-from xce.errors import Cancelled, InputError
+from xce.core.repeat import Decided, PlanMemory, Started
+from xce.errors import Cancelled, InputError, InternalError
 from xce.preempt import Preemptor
 
 __all__ = [
@@ -246,6 +247,7 @@ class Session:
         self._decided: set[str] = set()  # jobs decided so far in this session
         # job -> (host table, hosts) of its last planned placement, across sessions
         self._hints: dict[str, tuple[object, npt.NDArray[np.intp]]] = {}
+        self._memory = PlanMemory()  # the last planned session's decisions, to repeat
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -317,7 +319,7 @@ class Session:
             self._decided.add(pick.job.id)
             if self._report is not None and pick.job.id in self._report:
                 self._report_left -= 1
-            return self._decide_planned(pick, planner)
+            return self._decide_noted(pick, planner)
         if pick.blocked_by is not None:
             return self._blocked(pick)
         return self.allocator.decide(self._request(pick.job))
@@ -329,6 +331,62 @@ class Session:
             "(it waits for resources, or on a limit that applies to this job too)"
         )
         return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
+
+    def _decide_noted(self, pick: Pick, planner: Planner) -> Decision:
+        """:meth:`_decide_planned`, or the last session's decision repeated when it
+        provably repeats (xce.core.repeat); pending decisions are noted for the next."""
+        job, memory = pick.job, self._memory
+        hint = self._hint(job.id)
+        if memory.repeating:
+            steady = monotone(self._request(job))
+            entry = memory.repeat(job, pick.blocked_by, hint, steady)
+            if entry is not None:
+                repeated = self._repeated(entry, planner)
+                memory.note(replace(entry, decision=repeated))
+                return repeated
+        before = self._considered[job.queue]
+        decision = self._decide_planned(pick, planner)
+        if isinstance(decision, Pending):
+            considered = self._considered[job.queue] != before
+            memory.note(Decided(job, pick.blocked_by, decision, hint, considered))
+        return decision
+
+    def _repeated(self, entry: Decided, planner: Planner) -> Pending:
+        """``entry``'s decision again, with what deciding it does: its plan held, its
+        offer of a plan counted, a RESERVED message made for this session's time, and
+        a pend the allocator gave asked of it again (on the same books, so the same
+        answer; the unsatisfiable cache then holds what it held, for later jobs)."""
+        job, decision = entry.job, entry.decision
+        policy = self.backfill_for(job.queue)
+        if entry.blocked_by is not None and not policy.replaces_queue_blocking:
+            self.allocator.token.checkpoint()  # as _blocked does
+        elif decision.info.reason is PendReason.RESERVED:
+            end = planner.now + planner.estimate_of(job)
+            info = replace(decision.info, message=planner.why_reserved(job, end))
+            decision = replace(decision, info=info)
+        else:
+            again = self.allocator.decide(self._request(job))
+            if not isinstance(again, Pending):  # the books are the same: cannot be
+                raise InternalError(f"job {job.id}: a repeated pend was dispatched")
+            decision = replace(again, plan=decision.plan)
+        if entry.considered:
+            self._considered[job.queue] += 1
+        if decision.plan is not None:
+            planner.hold(job.id, decision.plan)
+            self._planned += 1
+        planner.reached["plan repeated"] += 1
+        return decision
+
+    def _repeatable(self, threads: bool) -> bool:
+        """Whether this session may repeat the last one's decisions, and be repeated."""
+        state = self.state
+        return (
+            not threads
+            and self.allocator.options.shortcuts
+            and self._report is None
+            and not state.reservations
+            and not any(q.preempts for q in state.queues.values())
+        )
 
     def _decide_planned(self, pick: Pick, planner: Planner) -> Decision:
         """A decision in a session with a plan over future time (docs/backfill.md)."""
@@ -397,6 +455,7 @@ class Session:
         skip_blocked: bool = False,
         now: float | None = None,
         plans_for: Iterable[str] | None = None,
+        since: Sequence[Started] | None = None,
     ) -> SessionResult:
         """Begin a session and decide every job (all pending jobs of the state by default).
 
@@ -408,6 +467,10 @@ class Session:
         ``plans_for``: the jobs whose planned starts the caller reads (default: every
         job); another job is planned only while a later job of the session could still
         start now (its plan could keep that job out), which changes no decision.
+        ``since``: the job starts applied to the state since the last session, when
+        nothing else but submissions changed it (the core says; None: unknown). A planned
+        session may then repeat the last one's decisions where they provably repeat
+        (docs/backfill.md), an exact shortcut.
         Raises :class:`~xce.errors.Cancelled` if cancelled; the state is never changed.
         """
         start = time.perf_counter()
@@ -441,9 +504,19 @@ class Session:
                     [(self._request(j).requirement.fewest_tasks, j.id) for j in pending],
                     self._decided,
                 )
+            self._memory.begin(when, since, self._repeatable(threads))
+        else:
+            self._memory.forget()
         try:
             picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
             decisions = self._threaded(picks) if threads else self._synchronous(picks)
+            planner = self._planner
+            if planner is not None and when is not None:
+                changes = planner.next_change() if self._memory.recording else None
+                self._memory.end(when, decisions, changes)
+        except BaseException:
+            self._memory.forget()
+            raise
         finally:
             self._planner = None
         stats = self._stats(decisions, start, 2 if threads else 1)

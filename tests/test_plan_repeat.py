@@ -1,0 +1,222 @@
+"""A planned session repeats the last one's decisions where they provably repeat
+(xce.core.repeat; docs/backfill.md "Sessions that repeat the last plan"): an exact
+shortcut. Sequences of sessions driven through the core (submissions, time passing,
+jobs finishing, the dispatched jobs started) decide alike with the shortcuts on and off,
+and the random cases do repeat plans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+import xce.core.session as session_module
+from builders import ClusterBuilder
+from xce.alloc import AllocOptions, Decision, Dispatched, PendReason
+from xce.alloc.planner import Planner
+from xce.cluster import ClusterState, PendingJob
+from xce.core import JobFinished, JobStarted, JobSubmitted, SchedulerCore
+
+POLICIES = ("conservative", "easy")
+SHAPES = ("", "span[ptile=1]", "rusage[mem=3]", "select[mem>=3] rusage[mem=1]")
+
+# a step: time passed since the last session, jobs submitted (tasks, resreq, estimate),
+# whether the oldest running job finishes; then a session
+Step = tuple[float, list[tuple[int, str, float | None]], bool]
+
+
+@contextmanager
+def recorded_planners() -> Iterator[list[Planner]]:
+    """Every Planner the sessions make in the block (to read what shortcuts reached)."""
+    made: list[Planner] = []
+
+    class Recording(Planner):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    with mock.patch.object(session_module, "Planner", Recording):
+        yield made
+
+
+def repeated(planners: list[Planner]) -> int:
+    return sum(p.reached["plan repeated"] for p in planners)
+
+
+def key(d: Decision) -> tuple[Any, ...]:
+    """What a decision says (not how it was found: the cache's mark is left out)."""
+    if isinstance(d, Dispatched):
+        cols = d.allocation.columns()
+        return ("run", d.job, cols.hosts.tolist(), cols.slots.tolist(), d.backfilled)
+    plan = d.plan
+    planned = None
+    if plan is not None:
+        cols = plan.allocation.columns()
+        planned = (plan.start, plan.end, cols.hosts.tolist(), cols.slots.tolist())
+    return ("pend", d.job, d.info.reason, d.info.message, planned)
+
+
+def drive(state: ClusterState, steps: list[Step], policy: str, shortcuts: bool) -> list[Any]:
+    """Sessions over ``steps`` (see Step), every dispatched job started at its session."""
+    core = SchedulerCore(state, options=AllocOptions(shortcuts=shortcuts), backfill=policy)
+    now, out, made = state.now or 0.0, [], 0
+    running = [r.id for r in state.running]
+    for dt, submitted, finish in steps:
+        now += dt
+        for tasks, resreq, estimate in submitted:
+            job = PendingJob(
+                f"n{made}", "u", "normal", "default", tasks, tasks, resreq, now, None, 0,
+                requested_time=estimate,
+            )  # fmt: skip
+            made += 1
+            core.apply(JobSubmitted(job))
+        if finish and running:
+            core.apply(JobFinished(running.pop(0), now))
+        result = core.run_session(now=now)
+        out.append([key(d) for d in result.decisions])
+        for d in result.dispatched:
+            core.apply(JobStarted(d.job, d.allocation, now))
+            running.append(d.job)
+    return out
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[ClusterState, list[Step]]:
+    """A few hosts, running jobs with estimates (some past, some none), a queue of jobs
+    of mixed shapes (one whose select reads availability), then sessions after small
+    steps of time (often not past any estimated end), submissions and finishes."""
+    b = ClusterBuilder().at(0.0)
+    n = draw(st.integers(2, 5))
+    slots = draw(st.sampled_from((1, 2, 4)))
+    for i in range(n):
+        b.host(f"h{i}", slots, mem=8.0)
+    for r, h in enumerate(draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))):
+        b.running(
+            f"r{r}",
+            {f"h{h}": draw(st.integers(1, slots))},
+            rusage={"mem": 1.0},
+            start_time=-float(draw(st.integers(0, 50))),
+            requested_time=draw(st.none() | st.integers(1, 400).map(float)),
+        )
+    estimates = st.none() | st.integers(1, 300).map(float)
+    jobs = st.tuples(st.integers(1, n * slots), st.sampled_from(SHAPES), estimates)
+    for j, (tasks, resreq, estimate) in enumerate(draw(st.lists(jobs, min_size=1, max_size=7))):
+        b.job(f"j{j}", tasks, resreq=resreq, requested_time=estimate)
+    step = st.tuples(
+        st.sampled_from((0.0, 1.0, 3.0, 20.0, 150.0)),
+        st.lists(jobs, max_size=2),
+        st.booleans(),
+    )
+    return b.build(), draw(st.lists(step, min_size=2, max_size=6))
+
+
+@given(case=scenarios(), policy=st.sampled_from(POLICIES))
+@settings(max_examples=150, deadline=None)
+def test_repeated_sessions_decide_as_fresh_ones(
+    case: tuple[ClusterState, list[Step]], policy: str
+) -> None:
+    """Every session of a driven sequence decides the same with the shortcuts (the
+    repeat among them) on and off: dispatches, pend reasons and messages, plans."""
+    state, steps = case
+    assert drive(state, steps, policy, True) == drive(state, steps, policy, False)
+
+
+def test_random_cases_repeat_plans() -> None:
+    """The property above is not vacuous: over derandomized cases, sessions do repeat
+    the last one's plans."""
+
+    @settings(max_examples=60, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=scenarios(), policy=st.sampled_from(POLICIES))
+    def collect(case: tuple[ClusterState, list[Step]], policy: str) -> None:
+        drive(*case, policy, True)
+
+    with recorded_planners() as made:
+        collect()
+    assert repeated(made) > 0
+
+
+def queue_behind_two_ends() -> ClusterState:
+    """h0 and h1 busy until 100 and 200 (estimated); j1 needs both (planned at 200),
+    j2 one host for 500 s (planned after j1)."""
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 1).host("h1", 1)
+    b.running("r0", {"h0": 1}, start_time=0.0, requested_time=100.0)
+    b.running("r1", {"h1": 1}, start_time=0.0, requested_time=200.0)
+    b.job("j1", 2, requested_time=50.0)
+    b.job("j2", 1, requested_time=500.0)
+    return b.build()
+
+
+def plans_of(decisions: list[Any]) -> dict[str, Any]:
+    return {k[1]: k[4] for k in decisions if k[0] == "pend"}
+
+
+def test_a_submission_before_the_next_end_repeats_the_plan() -> None:
+    """A job submitted at 10 (before any estimated end): j1 and j2 are decided as at 5,
+    without planning them again; the newcomer is planned after them. (At 5 they are
+    planned again: their first plans were made without a hint of hosts.)"""
+    steps: list[Step] = [(0.0, [], False), (5.0, [], False), (5.0, [(1, "", 30.0)], False)]
+    with recorded_planners() as made:
+        got = drive(queue_behind_two_ends(), steps, "conservative", True)
+    assert [p.reached["plan repeated"] for p in made] == [0, 0, 2]
+    assert plans_of(got[2])["j1"][:2] == (200.0, 250.0)
+    assert plans_of(got[2])["j2"] == plans_of(got[1])["j2"]
+    assert "n0" in plans_of(got[2])
+    assert got == drive(queue_behind_two_ends(), steps, "conservative", False)
+
+
+def test_no_repeat_past_an_estimated_end_or_after_a_finish() -> None:
+    """Time passing r0's estimated end (100), or a job finishing, changes what the plan
+    rests on: every job is planned again."""
+    for steps in (
+        [(0.0, [], False), (150.0, [(1, "", 30.0)], False)],
+        [(0.0, [], False), (10.0, [], True)],
+    ):
+        with recorded_planners() as made:
+            got = drive(queue_behind_two_ends(), steps, "conservative", True)
+        assert repeated(made) == 0, steps
+        assert got == drive(queue_behind_two_ends(), steps, "conservative", False)
+
+
+def test_a_job_planned_now_stops_the_repeat() -> None:
+    """r0 is past its estimate: the plan frees h0 now, the books do not, so j2 is planned
+    to start now and pends; a session later it would be planned at that later now. The
+    repeat stops at it, and later jobs are planned again."""
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 1).host("h1", 1)
+    b.running("r0", {"h0": 1}, start_time=-100.0, requested_time=10.0)
+    b.running("r1", {"h1": 1}, start_time=0.0, requested_time=200.0)
+    b.job("j2", 1, requested_time=500.0)
+    b.job("j3", 2, requested_time=50.0)
+    state = b.build()
+    steps: list[Step] = [(0.0, [], False), (5.0, [], False)]
+    with recorded_planners() as made:
+        got = drive(state, steps, "conservative", True)
+    first = plans_of(got[0])
+    assert first["j2"][0] == 0.0
+    assert plans_of(got[1])["j2"][0] == 5.0
+    assert repeated(made) == 0
+    assert got == drive(state, steps, "conservative", False)
+
+
+def test_a_repeated_reserved_pend_names_its_own_end() -> None:
+    """A job that fits now but not beside the plan pends RESERVED; repeated later, its
+    message is made for the later session (it names the plan's first job only while
+    that one starts before this job would end)."""
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 1).host("h1", 1)
+    b.running("r1", {"h1": 1}, start_time=0.0, requested_time=100.0)
+    b.job("wide", 2, requested_time=50.0)  # planned at 100 on both hosts
+    b.job("long", 1, requested_time=200.0)  # fits h0 now, would hold it past 100
+    state = b.build()
+    steps: list[Step] = [(0.0, [], False), (5.0, [], False), (5.0, [], False)]
+    with recorded_planners() as made:
+        got = drive(state, steps, "conservative", True)
+    assert repeated(made) >= 1
+    reasons = {k[1]: k[2:4] for k in got[2] if k[0] == "pend"}
+    assert reasons["long"][0] is PendReason.RESERVED
+    assert got == drive(state, steps, "conservative", False)
