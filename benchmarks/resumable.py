@@ -11,8 +11,11 @@ saved is the whole simulation, and a step is what ``Simulation.run`` repeats.
     python -m benchmarks.resumable --trace LANL-CM5-1994-4.1-cln.swf.gz \
         --hosts 1024 --backfill conservative --checkpoint /tmp/lanl.pickle --log /tmp/lanl.log
 
-Run the same command again after an interruption: it resumes from the checkpoint. The
-last line of the log is a JSON object with the figures.
+Run the same command again after an interruption: it resumes from the checkpoint (run it
+as ``-m benchmarks.resumable``: the pickle names this module's helpers as ``__main__``'s).
+``--stop-after-saves N`` stops on purpose (exit 3) after N saves. The last line of the
+log is a JSON object with the figures (tests/test_bench_resumable.py: pieces end as one
+run does).
 """
 
 from __future__ import annotations
@@ -86,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", type=Path, required=True)
     ap.add_argument("--every", type=float, default=600.0, help="seconds between saves")
     ap.add_argument("--log", type=Path, required=True)
+    ap.add_argument(
+        "--stop-after-saves", type=int, default=None, help="stop (exit 3) after N saves"
+    )
     args = ap.parse_args(argv)
     trace_path = Path(args.trace)
     if not trace_path.exists():
@@ -108,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             "args": vars(args) | {"checkpoint": str(args.checkpoint), "log": str(args.log)},
         }
         sim._begin_run()
+    saves = 0
     with _few_collections():
         cpu0, saved = time.process_time(), time.perf_counter()
         while sim._heap:
@@ -119,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                 _save(args.checkpoint, sim, meta)
                 _say(log, f"cpu {cpu:.0f} s, simulated time {sim._now:.0f}, ended {sim._ended}")
                 cpu0, saved = time.process_time(), time.perf_counter()
+                saves += 1
+                if args.stop_after_saves is not None and saves >= args.stop_after_saves:
+                    return 3  # stopped on purpose: run again to resume
         result = sim._end_run()
         cpu = meta["cpu_s"] + time.process_time() - cpu0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -533,3 +533,33 @@ def test_a_job_allocation_cannot_be_changed() -> None:
     columns = allocation.columns()
     with pytest.raises(TypeError):
         columns.amounts["mem"] = np.zeros(1)  # type: ignore[index]
+
+
+def test_a_job_allocation_pickles_whole() -> None:
+    """A job allocation survives pickling (a simulation saved between steps, a sweep's
+    results between processes), its read caches included or not: equal, same columns."""
+    import pickle
+
+    hosts = np.array([2, 3, 5], dtype=np.intp)
+    allocation = JobAllocation((Claim(0, 2, ()), ClaimRun(hosts, 1)), (("lic", 1.0),), 1)
+    fresh = pickle.loads(pickle.dumps(allocation))
+    assert fresh == allocation
+    allocation.columns()
+    _ = allocation.claims  # the caches made
+    again = pickle.loads(pickle.dumps(allocation))
+    assert again == allocation
+    assert (again.count, again.slots) == (4, 5)
+    assert again.columns().hosts.tolist() == [0, 2, 3, 5]
+    assert (again.shared, again.alternative) == ((("lic", 1.0),), 1)
+
+
+def test_a_job_allocation_pickled_by_slots_loads() -> None:
+    """A pickle made before JobAllocation reduced itself to its parts holds its slots'
+    state, which loading applies with __setstate__ (a saved simulation of then loads)."""
+    allocation = JobAllocation((Claim(1, 2, ()),), (), None)
+    names = ("_claims", "_columns", "alternative", "count", "parts", "shared", "slots")
+    state = (None, {n: getattr(allocation, n) for n in names})
+    old = JobAllocation.__new__(JobAllocation)
+    old.__setstate__(state)
+    assert old == allocation
+    assert (old.count, old.slots) == (1, 2)

@@ -198,6 +198,17 @@ class JobAllocation:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"JobAllocation is immutable: cannot set {name!r}")
 
+    def __reduce__(self) -> tuple[type[JobAllocation], tuple[object, ...]]:
+        """Pickled as its parts (the cached expansions are made again when read): the
+        default would set the slots one by one, which an immutable object refuses."""
+        return (JobAllocation, (self.parts, self.shared, self.alternative))
+
+    def __setstate__(self, state: tuple[object, dict[str, object]] | None) -> None:
+        """Load a pickle made before :meth:`__reduce__` (a slots' state: (None, slots))."""
+        slots = state[1] if isinstance(state, tuple) else None
+        for name, value in (slots or {}).items():
+            object.__setattr__(self, name, value)
+
     @property
     def claims(self) -> tuple[Claim, ...]:
         """Every claim, runs expanded (builds one object per claim: not for hot paths)."""
