@@ -6,6 +6,7 @@ and the random cases do repeat plans."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -137,6 +138,7 @@ def test_random_cases_repeat_plans() -> None:
     with recorded_planners() as made:
         collect()
     assert repeated(made) > 0
+    assert sum(p.reached["plan repeated from now"] for p in made) > 0
 
 
 def queue_behind_two_ends() -> ClusterState:
@@ -219,4 +221,28 @@ def test_a_repeated_reserved_pend_names_its_own_end() -> None:
     assert repeated(made) >= 1
     reasons = {k[1]: k[2:4] for k in got[2] if k[0] == "pend"}
     assert reasons["long"][0] is PendReason.RESERVED
+    assert got == drive(state, steps, "conservative", False)
+
+
+def test_a_job_without_estimate_planned_now_repeats_from_now() -> None:
+    """As above, but j2 has no estimate: planned now, it holds h0 for ever from now,
+    which a session later is the same from then on; it repeats with its start moved to
+    that session's time, and so does j3 behind it."""
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 1).host("h1", 1)
+    b.running("r0", {"h0": 1}, start_time=-100.0, requested_time=10.0)
+    b.running("r1", {"h1": 1}, start_time=0.0, requested_time=200.0)
+    b.job("j2", 1)
+    b.job("j3", 1, requested_time=50.0)
+    state = b.build()
+    steps: list[Step] = [(0.0, [], False), (5.0, [], False), (5.0, [], False)]
+    with recorded_planners() as made:
+        got = drive(state, steps, "conservative", True)
+    assert [plans_of(g)["j2"][:2] for g in got] == [
+        (0.0, math.inf),
+        (5.0, math.inf),
+        (10.0, math.inf),
+    ]
+    assert made[2].reached["plan repeated from now"] == 1
+    assert made[2].reached["plan repeated"] == 2
     assert got == drive(state, steps, "conservative", False)

@@ -23,7 +23,9 @@ Why a repeated job decides the same at ``t1`` (all of these are checked):
 - The job cannot start now, nor at ``t1``: its placement can only stop succeeding as
   availability falls (no select that reads availability), and the lowest availability
   over ``[t1, t1 + d)`` is at most that over ``[t0, t0 + d)``, as the profile does not
-  change in between. Its last plan did not start at ``t0``.
+  change in between. Its last plan did not start at ``t0`` — unless it has no estimate:
+  over ``[t1, inf)`` and ``[t0, inf)`` the lowest availability is the same, so it is
+  planned again at ``t1`` on the same hosts, and holds them from ``t1`` on as before.
 - It is placed with the same hint (the hosts of its last placement): a job planned at
   ``t0`` on the hosts it was hinted keeps that hint.
 
@@ -32,13 +34,14 @@ A repeated RESERVED pend's message is made again (it names the end of the job's 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from xce.alloc import Decision, Dispatched, JobAllocation, Pending
+from xce.alloc import Decision, Dispatched, JobAllocation, Pending, PlannedStart
 from xce.cluster import PendingJob
 
 __all__ = ["Decided", "PlanMemory", "Started"]
@@ -115,12 +118,25 @@ class PlanMemory:
             or entry.job is not job
             or entry.blocked_by != blocked_by
             or not _same_hosts(entry.hint, hint)
-            or (entry.decision.plan is not None and not entry.decision.plan.start > self._since)
+            or not self._plan_repeats(entry)
         ):
             self._repeating = None
             return None
         self._at = at + 1
         return entry
+
+    def _plan_repeats(self, entry: Decided) -> bool:
+        """A plan repeats if it starts after the last session's time; or at it, when the
+        job has no estimate: its plan is then made again at this session's time, on the
+        same window's availability (from now on, unchanged), so on the same hosts, and
+        it holds them from now on as before (its start moves to now: see ``moved``)."""
+        plan = entry.decision.plan
+        return plan is None or plan.start > self._since or math.isinf(plan.end)
+
+    def moved(self, plan: PlannedStart, now: float) -> PlannedStart:
+        """``plan`` as this session makes it again: one planned at the last session's
+        time (no estimate) starts now."""
+        return replace(plan, start=now) if plan.start == self._since else plan
 
     @property
     def repeating(self) -> bool:

@@ -372,7 +372,11 @@ class Session:
         if entry.considered:
             self._considered[job.queue] += 1
         if decision.plan is not None:
-            planner.hold(job.id, decision.plan)
+            plan = self._memory.moved(decision.plan, planner.now)
+            if plan is not decision.plan:
+                decision = replace(decision, plan=plan)
+                planner.reached["plan repeated from now"] += 1
+            planner.hold(job.id, plan)
             self._planned += 1
         planner.reached["plan repeated"] += 1
         return decision
