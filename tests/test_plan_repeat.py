@@ -23,6 +23,7 @@ from xce.cluster import ClusterState, PendingJob
 from xce.core import JobFinished, JobStarted, JobSubmitted, SchedulerCore
 
 POLICIES = ("conservative", "easy")
+PICKERS = ("fcfs", "strict", "fairshare")
 SHAPES = ("", "span[ptile=1]", "rusage[mem=3]", "select[mem>=3] rusage[mem=1]")
 
 # a step: time passed since the last session, jobs submitted (tasks, resreq, estimate),
@@ -61,9 +62,12 @@ def key(d: Decision) -> tuple[Any, ...]:
     return ("pend", d.job, d.info.reason, d.info.message, planned)
 
 
-def drive(state: ClusterState, steps: list[Step], policy: str, shortcuts: bool) -> list[Any]:
+def drive(
+    state: ClusterState, steps: list[Step], policy: str, shortcuts: bool, picker: str = "fcfs"
+) -> list[Any]:
     """Sessions over ``steps`` (see Step), every dispatched job started at its session."""
-    core = SchedulerCore(state, options=AllocOptions(shortcuts=shortcuts), backfill=policy)
+    options = AllocOptions(shortcuts=shortcuts)
+    core = SchedulerCore(state, options=options, backfill=policy, picker=picker)
     now, out, made = state.now or 0.0, [], 0
     running = [r.id for r in state.running]
     for dt, submitted, finish in steps:
@@ -115,15 +119,17 @@ def scenarios(draw: st.DrawFn) -> tuple[ClusterState, list[Step]]:
     return b.build(), draw(st.lists(step, min_size=2, max_size=6))
 
 
-@given(case=scenarios(), policy=st.sampled_from(POLICIES))
+@given(case=scenarios(), policy=st.sampled_from(POLICIES), picker=st.sampled_from(PICKERS))
 @settings(max_examples=150, deadline=None)
 def test_repeated_sessions_decide_as_fresh_ones(
-    case: tuple[ClusterState, list[Step]], policy: str
+    case: tuple[ClusterState, list[Step]], policy: str, picker: str
 ) -> None:
     """Every session of a driven sequence decides the same with the shortcuts (the
-    repeat among them) on and off: dispatches, pend reasons and messages, plans."""
+    repeat among them) on and off, under every builtin picker: dispatches, pend reasons
+    and messages, plans."""
     state, steps = case
-    assert drive(state, steps, policy, True) == drive(state, steps, policy, False)
+    fresh = drive(state, steps, policy, False, picker)
+    assert drive(state, steps, policy, True, picker) == fresh
 
 
 def test_random_cases_repeat_plans() -> None:
