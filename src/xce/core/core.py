@@ -210,13 +210,13 @@ class SchedulerCore:
         for event in events:
             self._apply(event)
             self._view = None
-            match event:
-                case JobSubmitted():
-                    pass
-                case JobStarted(job_id, allocation, time) if self._since is not None:
-                    self._since.append((job_id, time, allocation))
-                case _:
-                    self._since = None
+            since = self._since
+            if since is None or isinstance(event, JobSubmitted):
+                continue  # nothing to note
+            if isinstance(event, JobStarted):
+                since.append((event.job_id, event.time, event.allocation))
+            else:
+                self._since = None
 
     def _apply(self, event: Event) -> None:
         match event:
