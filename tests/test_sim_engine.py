@@ -294,7 +294,8 @@ def test_session_times(interval: float | None, expected: list[float]) -> None:
     """Sessions at every event time with jobs pending, or at the multiples of the
     interval while jobs wait (none while the cluster is idle)."""
     jobs = [SimJob("a", 3, 25, 1), SimJob("b", 4, 5, 1), SimJob("c", 200, 5, 1)]
-    sim = _SessionLog(uniform_cluster(1, 1), jobs, SimOptions(interval=interval, incremental=False))
+    options = SimOptions(interval=interval, incremental=False, plain_replay=False)
+    sim = _SessionLog(uniform_cluster(1, 1), jobs, options)
     result = sim.run()
     verify(result, jobs)
     assert sim.session_times == [*expected, 200]  # 200 is on the grid: a session there

@@ -193,7 +193,15 @@ class TamperedRecords(Simulation):
         return result
 
 
-class FinishesTwice(Simulation):
+class GeneralPath(Simulation):
+    """The general event loop always (the plain replay, xce.sim.plain, has none of the
+    methods the breakages below override)."""
+
+    def _plain_replay(self) -> None:
+        return None
+
+
+class FinishesTwice(GeneralPath):
     """Schedules every job's finish twice."""
 
     def _push(self, at: float, kind: int, job_id: str) -> None:
@@ -202,7 +210,7 @@ class FinishesTwice(Simulation):
             super()._push(at, kind, job_id)
 
 
-class LosesAFinish(Simulation):
+class LosesAFinish(GeneralPath):
     """Never schedules the finish of job ``lost``: it holds its hosts for ever."""
 
     lost = "b"

@@ -334,9 +334,14 @@ def _raise(text: str, err: UnexpectedInput) -> NoReturn:
     )
 
 
+_EMPTY = PrimaryResreq()
+
+
 @lru_cache(maxsize=65536)
 def parse(text: str) -> Resreq:
     """Parse a requirement string; memoised. Raises :class:`ResreqSyntaxError`."""
+    if not text:
+        return _EMPTY  # what the grammar makes of it, without building the parser
     _check_parentheses(text)
     try:
         result: Resreq = _parser().parse(text)  # type: ignore[assignment]  # the transformer's

@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -85,6 +85,9 @@ from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
 from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
 
+if TYPE_CHECKING:
+    from xce.sim.plain import PlainReplay
+
 __all__ = [
     "MIN_INTERVAL",
     "SimOptions",
@@ -121,6 +124,9 @@ class SimOptions:
     preemptor: str | Preemptor | None = None  # victim-set iterator (lowest_priority_first)
     allocators: tuple[AllocatorPlugin, ...] = ()
     backfill: str | None = None  # default backfill policy of queues that name none
+    # the plain replay (xce.sim.plain): a plain workload replayed on free-slot arrays,
+    # exactly as the general path decides it; also off with fast_paths off
+    plain_replay: bool = True
 
 
 @dataclass(slots=True)
@@ -187,7 +193,8 @@ class Simulation:
         preemptor = self.options.preemptor
         if isinstance(preemptor, str):
             preemptor = (preemptors or default_preemptors()).get(preemptor)
-        allocators = default_registry(extra=self.options.allocators)
+        allocators = self.allocators = default_registry(extra=self.options.allocators)
+        self.picker_registry = self._registry
         self.core = SchedulerCore(
             empty,
             registry=allocators,
@@ -293,7 +300,14 @@ class Simulation:
     def run(self) -> SimResult:
         """Replay the workload to its end (run once)."""
         with _few_collections():
-            return self._run()
+            plain = self._plain_replay()
+            return plain.run() if plain is not None else self._run()
+
+    def _plain_replay(self) -> PlainReplay | None:
+        """The plain replay of this simulation, if it is plain (:mod:`xce.sim.plain`)."""
+        from xce.sim.plain import plain_replay  # it imports this module
+
+        return plain_replay(self)
 
     def _run(self) -> SimResult:
         self._begin_run()

@@ -1,0 +1,517 @@
+"""The plain replay: an exact fast path of :class:`~xce.sim.engine.Simulation` for
+plain workloads (issue 15).
+
+A replay is *plain* when every job asks for slots alone (a fixed task count; no select,
+``order[]``, ``rusage``, ``span``, ``same``, affinity or compute units: one primary of one
+alternative) and nothing but free slots can keep a job out: no limits, no advance
+reservations, no preempting queue, no work running when the replay begins, builtin
+allocator plugins only, sessions at every event time (no ``interval``), and every queue's
+picker declares ``monotone_in_session`` (it offers jobs first come, first served) and its
+backfill policy plans nothing (``plans`` False). The engine asks the picker and the
+policy through their Protocols (:func:`~xce.core.pickers.picker_traits`,
+:class:`~xce.backfill.BackfillPolicy`), never their names.
+
+Such a replay needs none of the layers a session goes through (picker cursors, the
+allocator's contexts and plan iterators, the core's events): this module keeps one array
+of free slots per host and decides each job exactly as the allocator would (spec Req 2-4):
+
+- a job of one task takes the first host (in host order) with a free slot (seqjob);
+- a job of ``n`` tasks takes the first plan of ``k = 1, 2, ...`` balanced buckets that
+  fits: ``r = n mod k`` buckets of ``ceil(n/k)`` and ``k - r`` of ``floor(n/k)``, largest
+  first, each on a fresh host iterator, so the large buckets take the first ``r`` hosts
+  with ``ceil(n/k)`` free and the small ones the first ``k - r`` others with
+  ``floor(n/k)`` free. Plan ``k`` fits iff ``r`` hosts have ``ceil(n/k)`` free and ``k``
+  have ``floor(n/k)``: one histogram of free slots answers it for every ``k`` at once;
+- failing every balanced plan, the fill plan: each host in order takes what it can of
+  the rest (it fits iff the ok hosts have ``n`` slots free in all).
+
+Claims are kept in the allocator's claim order. The session semantics are the core's:
+at each event time, finishes, then submissions (a job no state of the cluster could run
+is reported unrunnable, with the engine's own triage message), then one session over the
+pending jobs in pick order (queue priority high first, then arrival); in a queue whose
+picker blocks at its head (``strict``), the first job that cannot start holds the rest.
+Records, the timeline and the end-of-run checks are the engine's.
+
+It is on with ``SimOptions.fast_paths`` and ``SimOptions.plain_replay`` (both default
+True); tests replay random plain workloads both ways (tests/test_plain_replay.py) and
+compare every record, the timeline and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.outcome import _same_slots
+from xce.alloc.request import PreparedPrimary, prepare_requirement
+from xce.cluster import SLOTS, HostStatus
+from xce.core.pickers import picker_traits
+from xce.errors import InputError, InternalError, clip
+from xce.sim.model import HostColumn, JobRecord, SlotColumn, Timeline
+
+if TYPE_CHECKING:
+    from xce.sim.engine import SimResult, Simulation
+
+__all__ = ["PlainReplay", "plain_replay"]
+
+IntArray = npt.NDArray[np.int64]
+HostArray = npt.NDArray[np.unsignedinteger[Any]]  # host indices, smallest type
+Placed = tuple[HostArray, IntArray, int]  # hosts and slots in claim order, lowest host
+_FIRST_CHUNK = 64  # hosts scanned before growing chunks (see _Free.first)
+
+
+def plain_replay(sim: Simulation) -> PlainReplay | None:
+    """The plain replay of ``sim``, or None when ``sim`` is not plain (module docstring)."""
+    options = sim.options
+    if not (options.fast_paths and options.plain_replay) or options.interval is not None:
+        return None
+    if options.allocators or not sim.allocators.builtin_only():
+        return None
+    core = sim.core
+    state = core.state
+    if state.running or state.limits or state.reservations or state.shared_used:
+        return None
+    if any(q.preempts for q in state.queues.values()):
+        return None
+    capacity = _slot_capacity(sim)
+    if capacity is None:
+        return None
+    tasks = _plain_tasks(sim)
+    if tasks is None:
+        return None
+    verdicts = _verdicts(sim, tasks, int(capacity.sum()))
+    if verdicts is None:
+        return None
+    queues = sorted({j.queue for j in sim.jobs})
+    strict: list[bool] = []
+    for name in queues:
+        traits = picker_traits(sim.picker_registry.get(core.picker_name(name)))
+        if not traits.monotone_in_session or core.backfill_for(name).plans:
+            return None
+        strict.append(traits.blocks_queue_at_head)
+    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts)
+
+
+def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | None] | None:
+    """The engine's own triage of each task count (why no state of the cluster could run
+    a job of that many tasks; None: some state could), asked of the simulation; None when
+    it lets in a job wider than the cluster's ok slots (one that would pend to the end:
+    the general path reports it)."""
+    from xce.sim.engine import _pending  # the engine imports this module lazily
+
+    verdicts: dict[int, str | None] = {}
+    for i, n in enumerate(tasks):
+        if n not in verdicts:
+            why, _ = sim._triage(_pending(sim.jobs[i]))
+            if why is None and n > total:
+                return None
+            verdicts[n] = why
+    return verdicts
+
+
+def _slot_capacity(sim: Simulation) -> IntArray | None:
+    """Each host's slots if it is ok (0 if not), when every count is a whole number and
+    none is held; None otherwise."""
+    state = sim.core.state
+    slots = state.hosts.capacity[SLOTS]
+    ok = np.asarray(state.hosts.status == HostStatus.OK)
+    mine = np.where(ok, slots, 0.0)
+    if not np.all(np.isfinite(mine)) or np.any(mine < 0) or np.any(mine != np.floor(mine)):
+        return None
+    if any(np.any(used != 0) for used in state.used.values()):
+        return None
+    return mine.astype(np.int64)
+
+
+def _plain_tasks(sim: Simulation) -> list[int] | None:
+    """Each job's task count, if every job is plain (slots alone); None otherwise."""
+    tasks = [job.tasks for job in sim.jobs]
+    if not all(isinstance(n, int) and n >= 1 for n in tasks):
+        return None  # a compound requirement's own task count, or none
+    catalog = sim.core.catalog
+    # What makes a requirement plain does not depend on the task count a job gives it
+    # (every job's requirement and count were checked when the simulation was made).
+    first: dict[str, int] = {}
+    for job in sim.jobs:
+        first.setdefault(job.resreq, job.tasks or 1)
+    for text, n in first.items():
+        try:
+            requirement = prepare_requirement(text, catalog, n, n)
+        except (InputError, RecursionError):
+            return None  # the general path reports it
+        alternatives = requirement.alternatives
+        if not (
+            len(alternatives) == 1
+            and len(alternatives[0]) == 1
+            and _plain_primary(alternatives[0][0], n)
+        ):
+            return None
+    return [n for n in tasks if n is not None]
+
+
+def _plain_primary(pp: PreparedPrimary, n: int) -> bool:
+    p = pp.primary
+    w = pp.wants
+    return (
+        pp.select is None
+        and not p.order
+        and p.span is None
+        and not p.same
+        and p.affinity is None
+        and p.cu is None
+        and p.min_tasks == p.max_tasks == n
+        and not (w.per_task or w.per_host or w.per_job or w.shared)
+    )
+
+
+class _Free:
+    """Free slots per host and first-fit placement (the module docstring's rules).
+
+    Hosts come back as read-only arrays of the smallest index type (a job's record keeps
+    them); a one-host claim's array is made once per host and shared."""
+
+    __slots__ = ("_one", "free", "lo", "small", "top", "total")
+
+    def __init__(self, capacity: IntArray) -> None:
+        self.free = capacity.copy()
+        self.total = int(capacity.sum())
+        self.top = int(capacity.max()) if len(capacity) else 0
+        self.lo = 0  # every host before it has no slot free
+        self.small = np.uint16 if len(capacity) <= 1 << 16 else np.uint32
+        self._one: dict[int, HostArray] = {}
+
+    def first(self, need: int) -> int:
+        """The first host with ``need`` slots free (-1: none), scanning in growing
+        chunks from ``lo``."""
+        free = self.free
+        n = len(free)
+        at = self.lo
+        chunk = _FIRST_CHUNK
+        while at < n:
+            part = free[at : at + chunk] >= need
+            i = int(part.argmax())
+            if part[i]:
+                return at + i
+            at += chunk
+            chunk *= 4
+        return -1
+
+    def place(self, n: int) -> Placed | None:
+        """Where ``n`` tasks go (hosts and slots, in claim order, and the lowest host),
+        charged; or None."""
+        if n > self.total:
+            return None
+        h = self.first(n) if n <= self.top else -1
+        if h >= 0:
+            self.free[h] -= n
+            self.total -= n
+            return self.one(h), _same_slots(n, 1), h
+        if self.top == 1:  # one-slot hosts: the plan of n buckets of one, nothing else
+            at = self.lo
+            hosts = self.free[at:].nonzero()[0][:n]
+            hosts += at
+            self.free[hosts] = 0
+            slots = _same_slots(1, n)
+        else:
+            found = self._balanced(n)
+            hosts, slots = found if found is not None else self._fill(n)
+            self.free[hosts] -= slots  # a plan's hosts are distinct
+        self.total -= n
+        small: HostArray = hosts.astype(self.small)
+        small.flags.writeable = False
+        return small, slots, int(hosts.min())
+
+    def one(self, h: int) -> HostArray:
+        """Host ``h`` alone, as a shared read-only array."""
+        array = self._one.get(h)
+        if array is None:
+            array = self._one[h] = np.array([h], dtype=self.small)
+            array.flags.writeable = False
+        return array
+
+    def _balanced(self, n: int) -> tuple[IntArray, IntArray] | None:
+        """The first balanced plan of k >= 2 buckets that fits, placed."""
+        free = self.free
+        top = self.top
+        ge = np.bincount(free, minlength=top + 2)[::-1].cumsum()[::-1]  # ge[s]: hosts >= s
+        last = min(n, int(ge[1]))
+        if last < 2:
+            return None
+        ks = np.arange(2, last + 1, dtype=np.int64)
+        q = n // ks
+        r = n - q * ks
+        fits = (ge[np.minimum(q + 1, top + 1)] >= r) & (ge[np.minimum(q, top + 1)] >= ks)
+        i = int(fits.argmax())
+        if not fits[i]:
+            return None
+        k, q1, r1 = int(ks[i]), int(q[i]), int(r[i])
+        if r1 == 0:
+            hosts = np.flatnonzero(free >= q1)[:k]
+            return hosts, _same_slots(q1, k)
+        big = np.flatnonzero(free > q1)[:r1]
+        rest = free >= q1
+        rest[big] = False
+        small = np.flatnonzero(rest)[: k - r1]
+        slots = np.concatenate(
+            (np.full(r1, q1 + 1, dtype=np.int64), np.full(k - r1, q1, dtype=np.int64))
+        )
+        return np.concatenate((big, small)), slots
+
+    def _fill(self, n: int) -> tuple[IntArray, IntArray]:
+        """The fill plan: hosts in order, each taking what it can of the rest."""
+        free = self.free
+        hosts = np.flatnonzero(free > 0)
+        taken = free[hosts]
+        upto = np.cumsum(taken)
+        last = int(np.searchsorted(upto, n))  # the first host reaching n
+        hosts = hosts[: last + 1]
+        slots = taken[: last + 1].copy()
+        slots[-1] -= int(upto[last]) - n
+        return hosts, slots
+
+    def release(self, hosts: HostArray, slots: IntArray, n: int, lowest: int) -> None:
+        """Give back a claim of ``n`` slots in all, ``lowest`` its first host."""
+        if n == 1 or len(hosts) == 1:
+            self.free[lowest] += n
+        elif self.top == 1:
+            self.free[hosts] = 1
+        else:
+            self.free[hosts] += slots  # a plan's hosts are distinct
+        if lowest < self.lo:
+            self.lo = lowest
+        self.total += n
+
+
+class PlainReplay:
+    """One plain replay of a :class:`~xce.sim.engine.Simulation` (see :func:`plain_replay`).
+
+    Pending jobs are kept per priority level (high first), each in arrival order (the pick
+    order: queue priority, then submit time, then arrival)."""
+
+    def __init__(
+        self,
+        sim: Simulation,
+        capacity: IntArray,
+        tasks: list[int],
+        queues: list[str],
+        strict: list[bool],
+        verdicts: dict[int, str | None],
+    ) -> None:
+        self.sim = sim
+        self.verdicts = verdicts
+        self.capacity = capacity
+        self.tasks = tasks
+        index = {name: i for i, name in enumerate(queues)}
+        self.queue_of = [index[j.queue] for j in sim.jobs]
+        self.strict = strict
+        state = sim.core.state
+        priorities = sorted({state.queue_priority(q) for q in queues}, reverse=True)
+        level = {p: i for i, p in enumerate(priorities)}
+        self.level_of = [level[state.queue_priority(q)] for q in queues]
+        self.width = [self.level_of.count(lv) for lv in range(len(priorities))]  # queues
+        self.space = _Free(capacity)
+        self.levels: list[list[int]] = [[] for _ in priorities]
+        self.new_from = [0] * len(priorities)  # per level: its jobs new since the last session
+        self.held: list[set[int]] = [set() for _ in priorities]  # strict queues held, per level
+        self.freed = True  # something was freed since the last session
+        self.pending = 0
+        self.busy = 0
+        self.steps = 0  # starts and ends so far (JobRecord.sequence)
+        self.ends: list[tuple[float, int, int]] = []  # (end, start step, job)
+        # started jobs: (start, hosts, slots, start step, killed, lowest host)
+        self.running: dict[int, tuple[float, HostArray, IntArray, int, bool, int]] = {}
+
+    def run(self) -> SimResult:
+        from xce.sim.engine import SimResult  # the engine imports this module lazily
+
+        sim = self.sim
+        began = time.perf_counter()
+        jobs = sim.jobs
+        tasks = self.tasks
+        stats = sim.stats
+        names = sim.core.hosts.names
+        total = int(np.nansum(sim.core.state.hosts.capacity[SLOTS]))
+        times: list[float] = []
+        busy_at: list[int] = []
+        pending_at: list[int] = []
+        order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)  # stable: file order
+        submits = [jobs[i].submit for i in order]
+        count = len(order)
+        records: list[JobRecord | None] = [None] * len(jobs)
+        verdicts = self.verdicts
+        ends = self.ends
+        running = self.running
+        space = self.space
+        levels = self.levels
+        level_of = [self.level_of[q] for q in self.queue_of]
+        one_queue = len(levels) == 1 and self.width[0] == 1
+        session = (
+            (self._strict_session if self.strict[0] else self._fcfs_session)
+            if one_queue
+            else self._session
+        )
+        ended = step_count = nxt = 0
+        progress = sim.progress
+        pop = heapq.heappop
+        while nxt < count or ends:
+            now = submits[nxt] if nxt < count else math.inf
+            if ends and ends[0][0] <= now:
+                now = ends[0][0]
+                while ends and ends[0][0] == now:  # finishes first
+                    i = pop(ends)[2]
+                    t0, hosts, slots, step, killed, lowest = running.pop(i)
+                    n = tasks[i]
+                    space.release(hosts, slots, n, lowest)
+                    self.busy -= n
+                    records[i] = JobRecord(
+                        jobs[i],
+                        t0,
+                        now,
+                        HostColumn(hosts, names),
+                        SlotColumn(slots),
+                        n,
+                        None,  # one alternative: none named
+                        killed,
+                        None,
+                        (step, self.steps),
+                    )
+                    self.steps += 1
+                    ended += 1
+                    stats.events += 1
+                self.freed = True
+            while nxt < count and submits[nxt] == now:
+                i = order[nxt]
+                nxt += 1
+                stats.events += 1
+                why = verdicts[tasks[i]]
+                if why is not None:
+                    records[i] = JobRecord(jobs[i], None, None, unrunnable=why)
+                    ended += 1
+                    continue
+                levels[level_of[i]].append(i)
+                self.pending += 1
+            if self.pending:
+                stats.sessions += 1
+                session(now)
+                self.freed = False
+            if times and times[-1] == now:  # Timeline.add, inline
+                busy_at[-1], pending_at[-1] = self.busy, self.pending
+            else:
+                times.append(now)
+                busy_at.append(self.busy)
+                pending_at.append(self.pending)
+            step_count += 1
+            if progress is not None and step_count % 2048 == 0:
+                progress(ended, now)
+        if self.pending or running:
+            raise InternalError("the plain replay ended with jobs pending or running")
+        stats.wall_seconds = time.perf_counter() - began
+        if progress is not None:
+            progress(ended, times[-1] if times else 0.0)
+        done: list[JobRecord] = []
+        for i, record in enumerate(records):
+            if record is None:
+                raise InternalError(f"jobs never ended: {clip(jobs[i].id)}")
+            done.append(record)
+        capacity = sim.core.state.hosts.capacity[SLOTS]
+        per_host = {name: int(capacity[h]) for h, name in enumerate(names)}
+        timeline = Timeline(total, times, busy_at, pending_at)
+        return SimResult(done, timeline, stats, total, per_host, [], names)
+
+    # --- sessions (each exactly a full session of the core, see the module docstring) --
+    def _start(self, i: int, now: float, placed: Placed) -> None:
+        job = self.sim.jobs[i]
+        duration = job.runtime
+        killed = False
+        if (
+            self.sim.options.enforce_walltime
+            and job.requested_time is not None
+            and job.runtime > job.requested_time
+        ):
+            duration, killed = job.requested_time, True
+        self.running[i] = (now, placed[0], placed[1], self.steps, killed, placed[2])
+        heapq.heappush(self.ends, (now + duration, self.steps, i))
+        self.steps += 1
+        self.busy += self.tasks[i]
+        self.pending -= 1
+        self.sim.stats.dispatched += 1
+
+    def _strict_session(self, now: float) -> None:
+        """One strict queue: start jobs from its head until one cannot start (it holds
+        the rest). With nothing freed since a session that left a head, the head pends
+        again (free slots only fell), and so does the whole queue."""
+        level = self.levels[0]
+        if not self.freed and self.new_from[0]:
+            self.new_from[0] = len(level)
+            return
+        place, tasks = self.space.place, self.tasks
+        started = 0
+        for i in level:
+            placed = place(tasks[i])
+            self.sim.stats.decisions += 1
+            if placed is None:
+                break
+            self._start(i, now, placed)
+            started += 1
+        if started:
+            del level[:started]
+        self.new_from[0] = len(level)
+
+    def _fcfs_session(self, now: float) -> None:
+        """One first-come-first-served queue: every job tried in order (with nothing
+        freed since the last session, only the jobs new since: the others pend again)."""
+        level = self.levels[0]
+        first = 0 if self.freed else self.new_from[0]
+        place, tasks, space = self.space.place, self.tasks, self.space
+        keep = level[:first]
+        for at in range(first, len(level)):
+            i = level[at]
+            n = tasks[i]
+            placed = place(n) if n <= space.total else None
+            self.sim.stats.decisions += 1
+            if placed is None:
+                keep.append(i)
+            else:
+                self._start(i, now, placed)
+        level[:] = keep
+        self.new_from[0] = len(level)
+
+    def _session(self, now: float) -> None:
+        """Any number of queues and priority levels, strict and fcfs mixed: each level in
+        turn, its jobs in arrival order; a strict queue's first job that cannot start
+        holds the rest of that queue."""
+        place, tasks, queue_of, strict = self.space.place, self.tasks, self.queue_of, self.strict
+        for lv, level in enumerate(self.levels):
+            if not level:
+                continue
+            # nothing freed since the last session: its pending jobs pend again (free
+            # slots only fell), and the queues it held are held still
+            first = 0 if self.freed else self.new_from[lv]
+            keep = level[:first]
+            held = set() if self.freed else self.held[lv]
+            width = self.width[lv]
+            for at in range(first, len(level)):
+                i = level[at]
+                q = queue_of[i]
+                if q in held:
+                    keep.append(i)
+                    continue
+                placed = place(tasks[i])
+                self.sim.stats.decisions += 1
+                if placed is not None:
+                    self._start(i, now, placed)
+                    continue
+                keep.append(i)
+                if strict[q]:
+                    held.add(q)
+                    if len(held) == width:
+                        keep += level[at + 1 :]
+                        break
+            level[:] = keep
+            self.new_from[lv] = len(level)
+            self.held[lv] = held
