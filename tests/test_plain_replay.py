@@ -1,0 +1,531 @@
+"""issue 15: the plain replay (xce.sim.plain) is an exact fast path of the simulator,
+proven equivalent to the general path by a property test over random workloads, with
+the two paths run side by side.
+
+A plain workload (slot-only jobs of a fixed task count, no limits, reservations,
+preempting queues or initial work, no interval, builtin allocators, fcfs/strict queues
+whose backfill plans nothing) is replayed with ``SimOptions(plain_replay=True)`` (the
+plain replay) and ``plain_replay=False`` (the general event loop, the reference): every
+``JobRecord``, the timeline, the host capacities and names and ``metrics.json`` are the
+same, and both pass ``verify``. The random cases reach every placement rule of
+``_Free.place`` (checked, not assumed); hand-made cases pin down claim order, the fill
+plan and the pick order; and every non-plain option or input keeps the general path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+import xce.sim.plain as plain_module
+from builders import ClusterBuilder
+from xce.cluster import ClusterState
+from xce.sim.engine import SimOptions, SimResult, Simulation, verify
+from xce.sim.metrics import metrics
+from xce.sim.model import SimJob
+from xce.sim.plain import PlainReplay, plain_replay
+
+QUEUE_NAMES = ("hi", "mid", "lo")
+PICKERS = (None, "fcfs", "strict")  # None: the default (the cluster's, else fcfs)
+STATUSES = ("ok", "ok", "ok", "ok", "closed", "unavail")
+TIMES = (0.0, 0.0, 1.0, 2.0, 2.5, 3.0, 5.0, 8.0, 13.0, 20.0, 40.0)  # repeats: same instants
+RUNTIMES = (0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0)  # repeats: same ends
+ESTIMATES = (None, None, 1.0, 2.0, 5.0, 10.0, 30.0)
+EXAMPLES = 150
+
+
+@dataclass(frozen=True)
+class Case:
+    """A random plain replay: hosts (slots, status), declared queues (name, priority,
+    picker), the workload and the options. Its repr is the whole input, to replay a
+    failure by hand."""
+
+    hosts: tuple[tuple[int, str], ...]
+    queues: tuple[tuple[str, int, str | None], ...]
+    default_picker: str | None  # the cluster's (state file's ``picker``)
+    jobs: tuple[SimJob, ...]
+    picker: str | None  # SimOptions.picker
+    single_queue: bool
+    enforce_walltime: bool
+
+    def state(self) -> ClusterState:
+        b = ClusterBuilder()
+        for i, (slots, status) in enumerate(self.hosts):
+            b.host(f"h{i}", slots, status=None if status == "ok" else status)
+        for name, priority, picker in self.queues:
+            b.queue(name, priority, picker=picker)
+        if self.default_picker is not None:
+            b.picker(self.default_picker)
+        return b.build()
+
+    def options(self, plain: bool) -> SimOptions:
+        return SimOptions(
+            picker=self.picker,
+            single_queue=self.single_queue,
+            enforce_walltime=self.enforce_walltime,
+            plain_replay=plain,
+        )
+
+
+@st.composite
+def host_shapes(draw: st.DrawFn) -> tuple[tuple[int, str], ...]:
+    """1-12 hosts: all of one size (2-8 slots), all of one slot, or of mixed sizes;
+    some closed or unavailable."""
+    n = draw(st.integers(1, 12))
+    shape = draw(st.sampled_from(("uniform", "one-slot", "mixed")))
+    if shape == "uniform":
+        slots = [draw(st.sampled_from((2, 3, 4, 8)))] * n
+    elif shape == "one-slot":
+        slots = [1] * n
+    else:
+        slots = draw(st.lists(st.integers(1, 8), min_size=n, max_size=n))
+    statuses = draw(st.lists(st.sampled_from(STATUSES), min_size=n, max_size=n))
+    return tuple(zip(slots, statuses, strict=True))
+
+
+@st.composite
+def plain_cases(draw: st.DrawFn) -> Case:
+    """A plain workload of 1-40 jobs on a random cluster: one-task jobs, jobs that fit
+    one host, jobs wider than any host (balanced plans, with remainders, and the fill
+    plan), jobs wider than the cluster's ok slots (unrunnable); submissions and ends at
+    shared instants, zero-second runtimes, estimates shorter than runtimes, 0-3 declared
+    queues of equal or different priorities with fcfs, strict or the default picker."""
+    hosts = draw(host_shapes())
+    ok = [s for s, status in hosts if status == "ok"]
+    top, total = max(ok, default=0), sum(ok)
+    tasks = [st.just(1), st.integers(1, 3)]
+    if top >= 1:
+        tasks += [st.integers(1, top), st.integers(1, total), st.integers(1, total)]
+    if total > top:
+        tasks += [st.integers(top + 1, total)] * 3  # wider than any host
+    tasks.append(st.integers(total + 1, total + 3))  # wider than the cluster
+    declared = draw(st.lists(st.sampled_from(QUEUE_NAMES), max_size=3, unique=True))
+    queues = tuple(
+        (name, draw(st.sampled_from((0, 10, 20))), draw(st.sampled_from(PICKERS)))
+        for name in declared
+    )
+    queue = st.sampled_from((*declared, "normal"))
+    jobs = []
+    for j in range(draw(st.integers(1, 40))):
+        jobs.append(
+            SimJob(
+                f"j{j}",
+                draw(st.sampled_from(TIMES)),
+                draw(st.sampled_from(RUNTIMES)),
+                draw(st.one_of(tasks)),
+                user=draw(st.sampled_from(("u1", "u2"))),
+                queue=draw(queue),
+                requested_time=draw(st.sampled_from(ESTIMATES)),
+            )
+        )
+    return Case(
+        hosts,
+        queues,
+        draw(st.sampled_from(PICKERS)),
+        tuple(jobs),
+        draw(st.sampled_from(PICKERS)),
+        draw(st.booleans()),
+        draw(st.booleans()),
+    )
+
+
+def replay(
+    state: ClusterState, jobs: tuple[SimJob, ...] | list[SimJob], options: SimOptions
+) -> tuple[Simulation, SimResult]:
+    sim = Simulation(state, jobs, options)
+    result = sim.run()
+    verify(result, sim.jobs)
+    return sim, result
+
+
+def assert_same_result(fast: SimResult, general: SimResult) -> None:
+    """Every record (element-wise, in workload order), the timeline, the hosts and
+    ``metrics.json`` are the general path's."""
+    assert len(fast.records) == len(general.records)
+    for mine, theirs in zip(fast.records, general.records, strict=True):
+        assert mine == theirs
+    assert fast.timeline.times == general.timeline.times
+    assert fast.timeline.busy == general.timeline.busy
+    assert fast.timeline.pending == general.timeline.pending
+    assert fast.timeline.total_slots == general.timeline.total_slots
+    assert fast.total_slots == general.total_slots
+    assert fast.host_capacity == general.host_capacity
+    assert list(fast.host_names) == list(general.host_names)
+    assert fast.base_load == general.base_load == []
+    assert metrics(fast) == metrics(general)
+
+
+def both_ways(case: Case) -> tuple[SimResult, SimResult]:
+    """The case replayed by the plain replay (asserted to be the path taken) and by the
+    general path; asserted identical."""
+    state = case.state()
+    fast_sim = Simulation(state, case.jobs, case.options(True))
+    assert isinstance(plain_replay(fast_sim), PlainReplay), "the case is not plain"
+    fast = fast_sim.run()
+    verify(fast, fast_sim.jobs)
+    general_sim = Simulation(state, case.jobs, case.options(False))
+    assert plain_replay(general_sim) is None
+    general = general_sim.run()
+    verify(general, general_sim.jobs)
+    assert_same_result(fast, general)
+    return fast, general
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=plain_cases())
+def test_plain_replay_decides_as_the_general_path(case: Case) -> None:
+    """issue 15 property: random plain workloads on random clusters (uniform, one-slot
+    and mixed hosts, some not ok; several queues and priorities; fcfs and strict;
+    single_queue on and off; enforce_walltime on and off) reach the plain replay, and it
+    gives the general path's records, timeline, hosts and metrics."""
+    both_ways(case)
+
+
+# --- reach: the random cases exercise what the property is about -----------------------
+
+
+@contextmanager
+def recorded_placements(seen: Counter[str]) -> Iterator[None]:
+    """Count which rule of ``_Free.place`` decided each placement in the block."""
+    free = plain_module._Free
+    place, balanced, fill = free.place, free._balanced, free._fill
+
+    def traced_balanced(self: Any, n: int) -> Any:
+        found = balanced(self, n)
+        if found is not None:
+            slots = found[1]
+            seen["balanced, remainder" if len(set(slots.tolist())) > 1 else "balanced, even"] += 1
+        return found
+
+    def traced_fill(self: Any, n: int) -> Any:
+        seen["fill"] += 1
+        return fill(self, n)
+
+    def traced_place(self: Any, n: int) -> Any:
+        top = self.top
+        placed = place(self, n)
+        if placed is None:
+            seen["no room"] += 1
+        elif n == 1:
+            seen["one task"] += 1
+        elif len(placed[0]) == 1:
+            seen["one host"] += 1
+        elif top == 1:
+            seen["one-slot hosts"] += 1
+        return placed
+
+    with (
+        mock.patch.object(free, "place", traced_place),
+        mock.patch.object(free, "_balanced", traced_balanced),
+        mock.patch.object(free, "_fill", traced_fill),
+    ):
+        yield
+
+
+def features(case: Case, result: SimResult) -> set[str]:
+    """What a replayed case exercised, beyond the placement rules."""
+    out = set()
+    records = result.records
+    if any(r.unrunnable for r in records):
+        out.add("unrunnable")
+    ran = [r for r in records if r.start is not None]
+    if any(r.killed for r in ran):
+        out.add("killed at walltime")
+    if any(r.start == r.end for r in ran):
+        out.add("zero-second run")
+    if any(n > 1 for n in Counter(j.submit for j in case.jobs).values()):
+        out.add("same-instant submissions")
+    if any(n > 1 for n in Counter(r.end for r in ran).values()):
+        out.add("same-instant ends")
+    if any(r.wait for r in ran):
+        out.add("waited")
+    if any(status != "ok" for _, status in case.hosts):
+        out.add("host not ok")
+    if len({s for s, _ in case.hosts}) > 1:
+        out.add("mixed host sizes")
+    sim = Simulation(case.state(), case.jobs, case.options(True))
+    replayer = plain_replay(sim)
+    assert replayer is not None
+    if any(replayer.strict) and not all(replayer.strict):
+        out.add("strict and fcfs queues mixed")
+    if all(replayer.strict):
+        out.add("strict only")
+    if not any(replayer.strict):
+        out.add("fcfs only")
+    if len(set(replayer.level_of)) > 1:
+        out.add("several priorities")
+    if len(replayer.level_of) > len(set(replayer.level_of)):
+        out.add("queues of one priority")
+    out.add(f"single_queue={case.single_queue}")
+    return out
+
+
+PLACEMENTS = {
+    "no room",
+    "one task",
+    "one host",
+    "one-slot hosts",
+    "balanced, even",
+    "balanced, remainder",
+    "fill",
+}
+FEATURES = {
+    "unrunnable",
+    "killed at walltime",
+    "zero-second run",
+    "same-instant submissions",
+    "same-instant ends",
+    "waited",
+    "host not ok",
+    "mixed host sizes",
+    "strict and fcfs queues mixed",
+    "strict only",
+    "fcfs only",
+    "several priorities",
+    "queues of one priority",
+    "single_queue=True",
+    "single_queue=False",
+}
+
+
+def test_random_cases_reach_every_placement_rule() -> None:
+    """The property is not vacuous: over its derandomized cases (the same strategy and
+    count), the plain replay places one-task jobs, jobs on one host, jobs on one-slot
+    hosts, balanced plans even and with a remainder, the fill plan, and finds no room;
+    and the cases have unrunnable jobs, walltime kills, zero-second runs, shared
+    instants, hosts not ok, mixed sizes, mixed strict/fcfs queues and priorities."""
+    placements: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=plain_cases())
+    def collect(case: Case) -> None:
+        with recorded_placements(placements):
+            fast, _ = both_ways(case)
+        seen.update(features(case, fast))
+
+    collect()
+    missing = sorted(PLACEMENTS - {k for k, v in placements.items() if v})
+    assert not missing, (missing, placements)
+    missing = sorted(FEATURES - set(seen))
+    assert not missing, (missing, seen)
+
+
+# --- hand-made cases ----------------------------------------------------------------
+
+
+def hosts_of(*slots: int) -> ClusterBuilder:
+    b = ClusterBuilder()
+    for i, s in enumerate(slots):
+        b.host(f"h{i}", s)
+    return b
+
+
+def plain_and_general(state: ClusterState, jobs: list[SimJob], **options: Any) -> dict[str, Any]:
+    """Both paths over ``jobs`` (the first asserted plain), asserted identical; the
+    records by job id."""
+    fast_sim = Simulation(state, jobs, SimOptions(**options))
+    assert plain_replay(fast_sim) is not None
+    fast = fast_sim.run()
+    verify(fast, fast_sim.jobs)
+    _, general = replay(state, jobs, SimOptions(plain_replay=False, **options))
+    assert_same_result(fast, general)
+    return {r.job.id: r for r in fast.records}
+
+
+def test_a_balanced_plan_with_a_remainder_claims_big_buckets_first() -> None:
+    """7 tasks on hosts of 3, 4 and 4 slots: no host holds 7; the plan of 2 buckets
+    (4 + 3) fits, its big bucket on the first host with 4 free (h1), then the small one
+    on the first other host with 3 free (h0): claims in that order, h1 before h0."""
+    got = plain_and_general(hosts_of(3, 4, 4).build(), [SimJob("a", 0.0, 10.0, 7)])
+    a = got["a"]
+    assert tuple(a.hosts) == ("h1", "h0")
+    assert tuple(a.host_slots) == (4, 3)
+    assert (a.start, a.end, a.slots) == (0.0, 10.0, 7)
+
+
+def test_seven_tasks_on_hosts_of_four_take_four_and_three() -> None:
+    """7 tasks on three hosts of 4 slots, one of them half taken by an earlier job:
+    buckets of 4 then 3, the 4 on the first host with 4 free (h1, after the busy h0)."""
+    got = plain_and_general(
+        hosts_of(4, 4, 4).build(),
+        [SimJob("busy", 0.0, 50.0, 2), SimJob("a", 1.0, 10.0, 7)],
+    )
+    assert tuple(got["busy"].hosts) == ("h0",)
+    assert tuple(got["a"].hosts) == ("h1", "h2")
+    assert tuple(got["a"].host_slots) == (4, 3)
+
+
+def test_the_fill_plan_when_no_balanced_plan_fits() -> None:
+    """5 tasks on hosts of 1, 3 and 1 slots (5 in all): no host holds 5, no balanced
+    plan fits (2 buckets need two hosts of 2+, 3 buckets two of 2), so the fill plan
+    takes each host in order as far as it goes: 1, 3, 1."""
+    got = plain_and_general(hosts_of(1, 3, 1).build(), [SimJob("a", 0.0, 5.0, 5)])
+    assert tuple(got["a"].hosts) == ("h0", "h1", "h2")
+    assert tuple(got["a"].host_slots) == (1, 3, 1)
+
+
+def test_one_slot_hosts_take_the_first_free_hosts() -> None:
+    """On one-slot hosts a job of n tasks takes the first n free hosts in host order
+    (here h0 is held, so h1-h3)."""
+    got = plain_and_general(
+        hosts_of(1, 1, 1, 1, 1).build(),
+        [SimJob("one", 0.0, 20.0, 1), SimJob("three", 1.0, 5.0, 3)],
+    )
+    assert tuple(got["one"].hosts) == ("h0",)
+    assert tuple(got["three"].hosts) == ("h1", "h2", "h3")
+
+
+def test_a_strict_queue_holds_behind_its_head_while_fcfs_starts() -> None:
+    """Queues ``s`` (strict) and ``f`` (fcfs) of one priority on 4 slots: with 3 taken,
+    s's 4-task head pends and holds s's 1-task job behind it, though a slot is free;
+    f's 1-task job, later, starts at once. Once the slots free, the head starts, then
+    the held job."""
+    state = hosts_of(2, 2).queue("s", 0, picker="strict").queue("f", 0, picker="fcfs").build()
+    jobs = [
+        SimJob("blocker", 0.0, 100.0, 3, queue="f"),
+        SimJob("head", 1.0, 10.0, 4, queue="s"),
+        SimJob("held", 2.0, 5.0, 1, queue="s"),
+        SimJob("free-rider", 3.0, 5.0, 1, queue="f"),
+    ]
+    got = plain_and_general(state, jobs)
+    assert got["free-rider"].start == 3.0
+    assert got["head"].start == 100.0
+    assert got["held"].start == 110.0
+
+
+def test_a_higher_priority_queue_goes_first() -> None:
+    """On one host of 2 slots, held until 10: ``lo`` (priority 0) submits first, ``hi``
+    (priority 10) later; at 10 hi's job starts, lo's only at 20."""
+    state = hosts_of(2).queue("hi", 10).queue("lo", 0).build()
+    jobs = [
+        SimJob("run", 0.0, 10.0, 2, queue="lo"),
+        SimJob("lo-job", 1.0, 10.0, 2, queue="lo"),
+        SimJob("hi-job", 2.0, 10.0, 2, queue="hi"),
+    ]
+    got = plain_and_general(state, jobs, picker="fcfs")
+    assert got["hi-job"].start == 10.0
+    assert got["lo-job"].start == 20.0
+
+
+def test_a_job_wider_than_the_ok_hosts_is_unrunnable_with_the_engines_message() -> None:
+    """A job wider than the ok hosts' slots (a closed host's slots do not count) is
+    reported unrunnable with the general path's triage message, and never starts."""
+    state = ClusterBuilder().host("h0", 4).host("h1", 4, status="closed").build()
+    got = plain_and_general(state, [SimJob("wide", 0.0, 5.0, 6), SimJob("ok", 0.0, 5.0, 4)])
+    assert got["wide"].start is None
+    assert got["wide"].unrunnable
+    assert "6 slot" in got["wide"].unrunnable
+    assert tuple(got["ok"].hosts) == ("h0",)
+
+
+def test_walltime_kills_and_zero_second_jobs_at_one_instant() -> None:
+    """enforce_walltime: a job whose estimate (3) is under its runtime (10) ends at 3,
+    killed; a zero-second job starts and ends at its submission; jobs submitted together
+    and ending together are sequenced alike on both paths."""
+    jobs = [
+        SimJob("killed", 0.0, 10.0, 2, requested_time=3.0),
+        SimJob("zero", 0.0, 0.0, 2),
+        SimJob("same-end", 1.0, 2.0, 2),
+        SimJob("after", 3.0, 1.0, 4),
+    ]
+    got = plain_and_general(hosts_of(2, 2).build(), jobs, enforce_walltime=True)
+    assert (got["killed"].end, got["killed"].killed) == (3.0, True)
+    assert (got["zero"].start, got["zero"].end) == (0.0, 0.0)
+    assert got["after"].start == 3.0
+
+
+# --- eligibility ----------------------------------------------------------------------
+
+
+def base_cluster() -> ClusterBuilder:
+    return ClusterBuilder().hosts(3, slots=4, mem=16.0)
+
+
+BASE_JOBS = [SimJob(f"j{i}", float(i), 10.0, 1 + i % 5) for i in range(8)]
+
+
+def test_the_base_of_the_eligibility_cases_is_plain() -> None:
+    """The workload every case below changes in one way is plain: so each None below
+    is that one change's doing."""
+    sim = Simulation(base_cluster().build(), BASE_JOBS, SimOptions())
+    assert plain_replay(sim) is not None
+
+
+def _with_resreq(text: str) -> Callable[[], tuple[ClusterState, list[SimJob], SimOptions]]:
+    def make() -> tuple[ClusterState, list[SimJob], SimOptions]:
+        jobs = list(BASE_JOBS)
+        jobs[3] = SimJob("j3", 3.0, 10.0, 2, resreq=text)
+        return base_cluster().build(), jobs, SimOptions()
+
+    return make
+
+
+def _with_options(**options: Any) -> Callable[[], tuple[ClusterState, list[SimJob], SimOptions]]:
+    def make() -> tuple[ClusterState, list[SimJob], SimOptions]:
+        return base_cluster().build(), list(BASE_JOBS), SimOptions(**options)
+
+    return make
+
+
+def _with_cluster(
+    change: Callable[[ClusterBuilder], ClusterBuilder],
+) -> Callable[[], tuple[ClusterState, list[SimJob], SimOptions]]:
+    def make() -> tuple[ClusterState, list[SimJob], SimOptions]:
+        return change(base_cluster()).build(), list(BASE_JOBS), SimOptions()
+
+    return make
+
+
+def _queue_picked_by(picker: str) -> Callable[[], tuple[ClusterState, list[SimJob], SimOptions]]:
+    def make() -> tuple[ClusterState, list[SimJob], SimOptions]:
+        state = base_cluster().queue("normal", 0, picker=picker).build()
+        return state, list(BASE_JOBS), SimOptions()
+
+    return make
+
+
+NOT_PLAIN = {
+    "select": _with_resreq("select[mem>=1]"),
+    "rusage": _with_resreq("rusage[mem=1]"),
+    "span": _with_resreq("span[ptile=1]"),
+    "interval": _with_options(interval=60.0),
+    "picker fairshare": _with_options(picker="fairshare"),
+    "queue picker fairshare": _queue_picked_by("fairshare"),
+    "backfill easy": _with_options(backfill="easy"),
+    "backfill conservative": _with_options(backfill="conservative"),
+    "fast_paths off": _with_options(fast_paths=False),
+    "plain_replay off": _with_options(plain_replay=False),
+    "limits": _with_cluster(lambda b: b.limit("cap", slots=6)),
+    "preempting queue": _with_cluster(
+        lambda b: b.queue("normal", 0).queue("urgent", 10, preempts=["normal"])
+    ),
+    "reservation": _with_cluster(lambda b: b.reservation("maint", 50.0, 60.0, hosts=["h0"])),
+    "initial running work": _with_cluster(
+        lambda b: b.running("r0", {"h0": 2}, start_time=0.0, runtime=30.0)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_PLAIN))
+def test_non_plain_replays_take_the_general_path(name: str) -> None:
+    """Each non-plain input or option (a select, rusage or span requirement, an
+    interval, a fairshare picker, a backfill policy that plans, fast paths or the plain
+    replay off, limits, a preempting queue, a reservation, initial running work) makes
+    ``plain_replay`` None; the general path still replays it: every job ends once,
+    within capacity."""
+    state, jobs, options = NOT_PLAIN[name]()
+    sim = Simulation(state, jobs, options)
+    assert plain_replay(sim) is None
+    with mock.patch.object(PlainReplay, "run", side_effect=AssertionError("plain path taken")):
+        result = sim.run()
+    verify(result, sim.jobs)
+    assert all(r.start is not None and r.unrunnable is None for r in result.records)
