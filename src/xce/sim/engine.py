@@ -83,7 +83,7 @@ from xce.core.pickers import (
 )
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
-from xce.sim.model import HostColumn, JobRecord, SimJob, SlotColumn, Timeline
+from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline
 
 if TYPE_CHECKING:
     from xce.sim.plain import PlainReplay
@@ -101,6 +101,8 @@ __all__ = [
 MIN_INTERVAL = 0.001
 """The shortest ``interval`` between sessions, in seconds: finer grids only add sessions
 (and, far below a time's float resolution, could not be told apart)."""
+
+SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION = 0, 1, 2
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
@@ -151,7 +153,7 @@ class SimStats:
 
 @dataclass(slots=True)
 class SimResult:
-    records: list[JobRecord]  # in workload order
+    records: Sequence[JobRecord]  # in workload order (a RecordTable from a replay)
     timeline: Timeline
     stats: SimStats
     total_slots: int
@@ -214,13 +216,15 @@ class Simulation:
         self._cancelled: set[int] = set()  # finish events of runs cut short by preemption
         self._cut: dict[str, float] = {}  # initial running work preempted -> when
         self._preempted: dict[str, tuple[int, float]] = {}  # job -> (times, lost slot-s)
-        self._records: dict[str, JobRecord] = {}  # jobs that ended or can never run
+        # jobs that ended or can never run, by workload index
+        self._records = RecordTable(self.jobs, self.core.hosts.names)
+        self._index = {j.id: i for i, j in enumerate(self.jobs)}
         # job -> (planned start, planned ahead) from the first session that decided it
         self._planned: dict[str, tuple[float | None, bool]] = {}
         self._backfilled: set[str] = set()  # jobs whose (last) start was a backfill
         # jobs running now: (job, start, hosts, host slots, slots, alternative, killed, step)
         self._started: dict[
-            str, tuple[SimJob, float, HostColumn, SlotColumn, int, int | None, bool, int]
+            str, tuple[SimJob, float, HostIndices, SlotArray, int, int | None, bool, int]
         ] = {}
         self._steps = 0  # starts and ends so far (JobRecord.sequence)
         self._jobs = {j.id: j for j in self.jobs}
@@ -360,10 +364,10 @@ class Simulation:
         self.stats.wall_seconds = time.perf_counter() - self._run_started
         if self.progress is not None:
             self.progress(self._ended, timeline.times[-1] if timeline.times else 0.0)
-        lost = [j.id for j in self.jobs if j.id not in self._records]
+        lost = [j.id for i, j in enumerate(self.jobs) if not self._records.written(i)]
         if lost:
             raise InternalError(f"jobs never ended: {', '.join(lost[:5])}")
-        records = [self._records[j.id] for j in self.jobs]
+        records = self._records
         base: list[tuple[str, float, float, int]] = []
         for run in self._initial:  # ends cut short by preemption included
             end = math.inf if run.runtime is None else run.start_time + run.runtime
@@ -399,7 +403,7 @@ class Simulation:
             job = self._jobs[decision.job]
             info = decision.info
             why = f"never started: pending when the run ended ({info.reason.value}: {info.message})"
-            self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
+            self._records.never(self._index[job.id], why)
             self._ended += 1
 
     def _push(self, at: float, kind: int, job_id: str) -> int:
@@ -442,7 +446,7 @@ class Simulation:
         except InputError as err:
             raise InputError(f"workload job {clip(job.id)!r}: {err}") from None
         if why is not None:
-            self._records[job.id] = JobRecord(job, None, None, unrunnable=why)
+            self._records.never(self._index[job.id], why)
             self._ended += 1
             return
         core = self.core
@@ -496,24 +500,14 @@ class Simulation:
         self._freed = True
         started = self._started.pop(job_id, None)
         if started is not None:  # None: work that was running when the simulation began
-            job, start, hosts, host_slots, slots, alternative, killed, step = started
+            _, start, hosts, host_slots, slots, alternative, killed, step = started
             times, lost = self._preempted.get(job_id, (0, 0.0))
-            self._records[job_id] = JobRecord(
-                job,
-                start,
-                now,
-                hosts,
-                host_slots,
-                slots,
-                alternative,
-                killed,
-                None,
-                (step, self._steps),
-                times,
-                lost,
-                job_id in self._backfilled,
-                *self._planned.get(job_id, (None, False)),
+            i = self._index[job_id]
+            self._records.ended(
+                i, start, now, hosts, host_slots, slots, alternative, killed, (step, self._steps)
             )
+            planned, ahead = self._planned.get(job_id, (None, False))
+            self._records.extras(i, times, lost, job_id in self._backfilled, planned, ahead)
             self._ended += 1
             self._steps += 1
 
@@ -848,8 +842,8 @@ class Simulation:
         self._started[job.id] = (
             job,
             now,
-            HostColumn(_compact(columns.hosts, self.core.hosts.n), self.core.hosts.names),
-            SlotColumn(columns.slots),
+            _compact(columns.hosts, self.core.hosts.n),
+            columns.slots,
             decision.allocation.slots,
             decision.allocation.alternative,
             killed,
@@ -1000,32 +994,56 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
     """The end-of-run invariants; raises :class:`InternalError` on a violation.
 
     Every job ended exactly once (a start and an end, end >= start >= submit) or was
-    reported unrunnable; at no time did a host hold more slots than it has.
+    reported unrunnable; at no time did a host hold more slots than it has. Read from
+    the records' columns (:class:`~xce.sim.model.RecordTable`): no record is made per job.
     """
-    ids = [r.job.id for r in result.records]
+    names = result.host_names or list(result.host_capacity)
+    try:
+        table = RecordTable.of(result.records, names)
+    except KeyError as err:
+        raise InternalError(f"a job ran on unknown host {err}") from None
+    ids = [j.id for j in table.jobs]
     if sorted(ids) != sorted(j.id for j in jobs) or len(set(ids)) != len(ids):
         raise InternalError("the records do not match the workload one to one")
-    ran = []
-    for r in result.records:
-        if r.unrunnable is not None:
-            if r.start is not None:
-                raise InternalError(f"job {r.job.id} was reported unrunnable but started")
+    n = len(table)
+    reported = np.zeros(n, dtype=np.bool_)
+    reported[list(table.unrunnable())] = True
+    start, end = table.start, table.end
+    submit = np.array([j.submit for j in table.jobs], dtype=np.float64)
+    started = ~np.isnan(start)
+    with np.errstate(invalid="ignore"):
+        once = started & ~np.isnan(end) & (submit <= start) & (start <= end)
+    ran = np.flatnonzero(~reported & once)
+    wrong = np.zeros(n, dtype=np.bool_)
+    wrong[ran] = ~_claims_add_up(table, ran)
+    bad = (reported & started) | (~reported & ~once) | wrong
+    if bad.any():
+        i = int(np.argmax(bad))
+        job = clip(ids[i])
+        if reported[i]:
+            raise InternalError(f"job {job} was reported unrunnable but started")
+        if not once[i]:
+            first = None if np.isnan(start[i]) else float(start[i])
+            last = None if np.isnan(end[i]) else float(end[i])
+            raise InternalError(f"job {job} did not run exactly once: start {first}, end {last}")
+        raise InternalError(f"job {job}: its hosts do not add up to its slots")
+    _check_capacity(result, table, ran)
+
+
+def _claims_add_up(table: RecordTable, ran: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """Per job of ``ran``: as many hosts as slot counts, and the counts add up to its
+    slots (one count repeated, a column of strides 0, is not materialised)."""
+    fine = np.zeros(len(ran), dtype=np.bool_)
+    for k, i in enumerate(ran.tolist()):
+        hosts, slots = table.hosts[i], table.host_slots[i]
+        if hosts is None or slots is None or len(hosts) != len(slots):
             continue
-        if r.start is None or r.end is None or not r.job.submit <= r.start <= r.end:
-            raise InternalError(
-                f"job {r.job.id} did not run exactly once: start {r.start}, end {r.end}"
-            )
-        if len(r.hosts) != len(r.host_slots) or _total(r.host_slots) != r.slots:
-            raise InternalError(f"job {r.job.id}: its hosts do not add up to its slots")
-        ran.append(r)
-    _check_capacity(result, ran)
+        total = int(slots[0]) * len(slots) if slots.strides == (0,) else int(slots.sum())
+        fine[k] = total == table.slots[i]
+    return fine
 
 
-def _total(slots: Sequence[int]) -> int:
-    return int(slots.array.sum()) if isinstance(slots, SlotColumn) else sum(slots)
-
-
-def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
+def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.intp]) -> None:
     """Sweep the jobs' starts and ends in time over a per-host count of held slots: at no
     start may a host hold more than it has. At one time, starts and ends follow the run's
     own order (``JobRecord.sequence``; a record without one ends before, and starts
@@ -1033,26 +1051,31 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
     stays at one count per host, whatever the number of claims."""
     index = {name: i for i, name in enumerate(result.host_capacity)}
     capacity = np.array(list(result.host_capacity.values()), dtype=np.float64) + 1e-9
-    claims: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]] = []
+    claims: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
+    for i in ran.tolist():
+        hosts, slots = table.hosts[i], table.host_slots[i]
+        assert hosts is not None
+        assert slots is not None
+        claims.append((hosts, slots))
     try:
-        for r in ran:
-            claims.append((_host_ids(r.hosts, index, result.host_names), _slots(r.host_slots)))
-        for host, _, _, slots in result.base_load:  # work running when the run began
-            claims.append((np.array([index[host]], dtype=np.intp), np.array([slots])))
+        for host, _, _, slots_held in result.base_load:  # work running when the run began
+            claims.append((np.array([index[host]], dtype=np.intp), np.array([slots_held])))
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
     base = [(b[1], b[2]) for b in result.base_load]
-    starts = np.array([r.start for r in ran] + [b[0] for b in base], dtype=np.float64)
-    ends = np.array([r.end for r in ran] + [b[1] for b in base], dtype=np.float64)
+    starts = np.concatenate((table.start[ran], np.array([b[0] for b in base], dtype=np.float64)))
+    ends = np.concatenate((table.end[ran], np.array([b[1] for b in base], dtype=np.float64)))
     k = len(starts)
     times = np.concatenate([starts, ends])
     late, early = 1 << 62, -1
-    steps = np.array(
-        [r.sequence[0] if r.sequence else late for r in ran]
-        + [early] * len(base)
-        + [r.sequence[1] if r.sequence else early for r in ran]
-        + [early] * len(base),
-        dtype=np.int64,
+    first, last = table.seq_start[ran], table.seq_end[ran]
+    steps = np.concatenate(
+        (
+            np.where(first >= 0, first, late),
+            np.full(len(base), early, dtype=np.int64),
+            np.where(first >= 0, last, early),
+            np.full(len(base), early, dtype=np.int64),
+        )
     )
     order = np.lexsort((steps, times)).tolist()  # by time, then the run's order
     held = np.zeros(len(capacity), dtype=np.int64)
@@ -1067,18 +1090,3 @@ def _check_capacity(result: SimResult, ran: list[JobRecord]) -> None:
             h = int(hosts[int(np.flatnonzero(over)[0])])
             name = list(result.host_capacity)[h]
             raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
-
-
-def _slots(slots: Sequence[int]) -> npt.NDArray[np.int64]:
-    if isinstance(slots, SlotColumn):
-        return slots.array
-    return np.array(slots, dtype=np.int64)
-
-
-def _host_ids(
-    hosts: Sequence[str], index: dict[str, int], names: list[str]
-) -> npt.NDArray[np.intp]:
-    """A record's hosts as indices into the result's hosts."""
-    if isinstance(hosts, HostColumn) and hosts.names is names:
-        return hosts.array
-    return np.array([index[h] for h in hosts], dtype=np.intp)

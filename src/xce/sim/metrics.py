@@ -15,15 +15,16 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from xce.sim.engine import SimResult
-from xce.sim.model import JobRecord, Timeline
+from xce.sim.model import BSLD_TAU, JobRecord, RecordTable, SimJob, Timeline
 from xce.sim.swf import SwfTrace
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "write_metrics",
     "write_policies_jobs_csv",
 ]
+
+FloatArray = npt.NDArray[np.float64]
 
 JOBS_CSV_COLUMNS = (
     "job",
@@ -70,29 +73,80 @@ def _stats(values: Sequence[float]) -> dict[str, float | None]:
     }
 
 
-def _group(records: Iterable[JobRecord], key: str) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[JobRecord]] = {}
-    for r in records:
-        groups.setdefault(getattr(r.job, key), []).append(r)
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """What the aggregates read of a run's records, as columns in workload order (from a
+    :class:`~xce.sim.model.RecordTable` without making a record per job)."""
+
+    jobs: Sequence[SimJob]
+    submit: FloatArray
+    start: FloatArray  # NaN: never started
+    end: FloatArray  # NaN: never ended
+    slots: npt.NDArray[np.int64]
+    killed: npt.NDArray[np.bool_]
+    preempted: dict[int, tuple[int, float]]  # job index: (times, lost slot-seconds)
+    planned: dict[int, tuple[float | None, bool]]  # job index: (planned start, ahead)
+
+    @property
+    def ran(self) -> npt.NDArray[np.bool_]:
+        return ~(np.isnan(self.start) | np.isnan(self.end))
+
+    @staticmethod
+    def of(records: Sequence[JobRecord]) -> _Columns:
+        if isinstance(records, RecordTable):
+            jobs: Sequence[SimJob] = records.jobs
+            start, end = records.start, records.end
+            slots, killed = records.slots, records.killed
+            preempted, planned = records.preemptions(), records.plans()
+        else:
+            jobs = [r.job for r in records]
+            start = np.array([_nan(r.start) for r in records], dtype=np.float64)
+            end = np.array([_nan(r.end) for r in records], dtype=np.float64)
+            slots = np.array([r.slots for r in records], dtype=np.int64)
+            killed = np.array([r.killed for r in records], dtype=np.bool_)
+            preempted = {
+                i: (r.preempted, r.lost_slot_seconds)
+                for i, r in enumerate(records)
+                if r.preempted or r.lost_slot_seconds
+            }
+            planned = {
+                i: (r.planned_start, r.planned_ahead)
+                for i, r in enumerate(records)
+                if r.planned_start is not None or r.planned_ahead
+            }
+        submit = np.array([j.submit for j in jobs], dtype=np.float64)
+        return _Columns(jobs, submit, start, end, slots, killed, preempted, planned)
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _group(cols: _Columns, key: str, waits: FloatArray, bslds: FloatArray) -> dict[str, Any]:
+    """Per queue or user: jobs, waits and bounded slowdowns of those that ran (``waits``
+    and ``bslds`` are per job, NaN for a job that did not), preemptions."""
+    groups: dict[str, list[int]] = {}
+    for i, job in enumerate(cols.jobs):
+        groups.setdefault(getattr(job, key), []).append(i)
+    started = ~np.isnan(cols.start)
     out = {}
     for name in sorted(groups):
-        ran = [r for r in groups[name] if r.start is not None]
-        wait = _stats([r.wait for r in ran if r.wait is not None])
+        members = np.array(groups[name], dtype=np.intp)
+        ran = members[started[members]]
+        wait = _stats(waits[ran][~np.isnan(waits[ran])].tolist())
+        bsld = bslds[ran]
+        kept = bsld[~np.isnan(bsld)]
+        hit = [cols.preempted.get(i, (0, 0.0)) for i in groups[name]]
         out[name] = {
-            "jobs": len(groups[name]),
+            "jobs": len(members),
             "mean_wait_s": wait["mean"],
             "median_wait_s": wait["median"],
             "p95_wait_s": wait["p95"],
-            "mean_bsld": _mean([r.bsld for r in ran]),
-            "preempted": sum(r.preempted for r in groups[name]),
-            "lost_work_slot_s": sum(r.lost_slot_seconds for r in groups[name]),
+            "mean_bsld": float(np.mean(kept)) if len(kept) else None,
+            "preempted": sum(times for times, _ in hit),
+            "lost_work_slot_s": sum(lost for _, lost in hit),
         }
     return out
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return float(np.mean(kept)) if kept else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +169,18 @@ def utilisation(records: Sequence[JobRecord], timeline: Timeline) -> Utilisation
     ``all_work`` integrates the timeline's busy slots, a step function sampled at every
     event time (the first submission and the last end are event times), over the
     window."""
-    ran = [r for r in records if r.start is not None and r.end is not None]
-    start = min((r.job.submit for r in records), default=0.0)
-    end = max(start, max((r.end for r in ran if r.end is not None), default=start))
+    return _utilisation(_Columns.of(records), timeline)
+
+
+def _utilisation(cols: _Columns, timeline: Timeline) -> Utilisation:
+    ran = cols.ran
+    start = float(cols.submit.min()) if len(cols.submit) else 0.0
+    end = max(start, float(cols.end[ran].max()) if ran.any() else start)
     capacity = timeline.total_slots * (end - start)
     if capacity <= 0:
         return Utilisation(start, end, 0.0, 0.0)
-    area = sum(
-        r.slots * (r.end - r.start) for r in ran if r.end is not None and r.start is not None
-    )
+    # summed in workload order, one job at a time, as the records were
+    area = sum((cols.slots[ran] * (cols.end[ran] - cols.start[ran])).tolist())
     times = np.asarray(timeline.times, dtype=np.float64)
     busy = np.asarray(timeline.busy, dtype=np.float64)
     edges = np.clip(np.append(times, end), start, end)  # sample i holds until sample i+1
@@ -133,36 +190,42 @@ def utilisation(records: Sequence[JobRecord], timeline: Timeline) -> Utilisation
 
 def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
     """The ``metrics.json`` object (design: at least jobs, unrunnable, waits, bsld,
-    utilization, makespan), with per-queue and per-user aggregates and scheduler stats."""
-    records = result.records
-    ran = [r for r in records if r.start is not None and r.end is not None]
-    waits = [r.wait for r in ran if r.wait is not None]
-    bslds = [r.bsld for r in ran if r.bsld is not None]
-    used = utilisation(records, result.timeline)
+    utilization, makespan), with per-queue and per-user aggregates and scheduler stats.
+    Read from the records' columns: no record is made per job."""
+    cols = _Columns.of(result.records)
+    ran = cols.ran
+    started = ~np.isnan(cols.start)
+    waits = np.where(started, cols.start - cols.submit, np.nan)
+    runtimes = cols.end - cols.start
+    bslds = np.where(
+        ran, np.maximum(1.0, (waits + runtimes) / np.maximum(runtimes, BSLD_TAU)), np.nan
+    )
+    used = _utilisation(cols, result.timeline)
     makespan = used.makespan
-    wait = _stats(waits)
+    wait = _stats(waits[ran].tolist())
     s = result.stats
+    count = int(np.count_nonzero(ran))
     out: dict[str, Any] = {
-        "jobs": len(records),
-        "ran": len(ran),
-        "unrunnable": len(records) - len(ran),
-        "killed_at_walltime": sum(1 for r in ran if r.killed),
+        "jobs": len(cols.jobs),
+        "ran": count,
+        "unrunnable": len(cols.jobs) - count,
+        "killed_at_walltime": int(np.count_nonzero(cols.killed & ran)),
         "mean_wait_s": wait["mean"],
         "median_wait_s": wait["median"],
         "p95_wait_s": wait["p95"],
         "max_wait_s": wait["max"],
-        "mean_bsld": _stats(bslds)["mean"],
+        "mean_bsld": _stats(bslds[ran].tolist())["mean"],
         "utilization": used.workload,
         "utilization_all_work": used.all_work,
         "makespan_s": makespan,
-        "throughput_jobs_per_hour": len(ran) / (makespan / 3600.0) if makespan > 0 else None,
+        "throughput_jobs_per_hour": count / (makespan / 3600.0) if makespan > 0 else None,
         "total_slots": result.total_slots,
         "preemptions": s.preemptions,
         "lost_work_slot_s": s.lost_slot_seconds,
         "backfilled": s.backfilled,
-        "prediction_error_s": prediction_error(ran),
-        "by_queue": _group(records, "queue"),
-        "by_user": _group(records, "user"),
+        "prediction_error_s": _prediction_error(cols),
+        "by_queue": _group(cols, "queue", waits, bslds),
+        "by_user": _group(cols, "user", waits, bslds),
     }
     if trace is not None:
         out["trace"] = {
@@ -178,10 +241,17 @@ def prediction_error(ran: Sequence[JobRecord]) -> dict[str, float | int | None]:
     ahead (rather than starting it) was from its actual start: the count, mean, p95 and
     max of ``|planned - actual|`` in seconds (None without such jobs: backfill off, or
     every job started at once)."""
+    return _prediction_error(_Columns.of(ran))
+
+
+def _prediction_error(cols: _Columns) -> dict[str, float | int | None]:
     errors = [
-        abs(r.start - r.planned_start)
-        for r in ran
-        if r.planned_ahead and r.planned_start is not None and r.start is not None
+        abs(float(cols.start[i]) - planned)
+        for i, (planned, ahead) in sorted(cols.planned.items())
+        if ahead
+        and planned is not None
+        and not math.isnan(cols.start[i])
+        and not math.isnan(cols.end[i])
     ]
     st = _stats(errors)
     return {"jobs": len(errors), "mean": st["mean"], "p95": st["p95"], "max": st["max"]}

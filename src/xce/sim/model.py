@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -13,6 +14,7 @@ __all__ = [
     "BSLD_TAU",
     "HostColumn",
     "JobRecord",
+    "RecordTable",
     "SimJob",
     "SlotColumn",
     "Timeline",
@@ -178,3 +180,210 @@ class Timeline:
             self.times.append(time)
             self.busy.append(busy)
             self.pending.append(pending)
+
+
+HostIndices = npt.NDArray[np.unsignedinteger[Any]]
+"""A job's hosts as indices into the run's host names, in the smallest type that holds
+them (read-only; one-host arrays may be shared between jobs)."""
+
+
+class RecordTable(Sequence[JobRecord]):
+    """A run's job records in workload order, kept as columns: a :class:`JobRecord` is
+    made when one is read (a replay of 100,000 jobs keeps a few numbers per job, not a
+    few hundred bytes of objects; issue 15).
+
+    Written once per job by the replay: :meth:`ended` (it ran) or :meth:`never` (it was
+    reported unrunnable or never started). Equal to any sequence of equal records.
+    """
+
+    __slots__ = (
+        "_alternative",
+        "_backfilled",
+        "_planned",
+        "_preempted",
+        "_why",
+        "end",
+        "host_slots",
+        "hosts",
+        "jobs",
+        "killed",
+        "names",
+        "seq_end",
+        "seq_start",
+        "slots",
+        "start",
+    )
+
+    def __init__(self, jobs: Sequence[SimJob], names: Sequence[str]) -> None:
+        n = len(jobs)
+        self.jobs = jobs
+        self.names = names  # what ``hosts`` index
+        self.start = np.full(n, np.nan)  # NaN: it never ran (nor was written)
+        self.end = np.full(n, np.nan)
+        self.slots = np.zeros(n, dtype=np.int64)
+        self.killed = np.zeros(n, dtype=np.bool_)
+        self.seq_start = np.full(n, -1, dtype=np.int64)  # -1: no JobRecord.sequence
+        self.seq_end = np.full(n, -1, dtype=np.int64)
+        self.hosts: list[HostIndices | None] = [None] * n
+        self.host_slots: list[npt.NDArray[np.int64] | None] = [None] * n
+        # rarely set, so kept by job index: a non-default value each
+        self._alternative: dict[int, int] = {}
+        self._why: dict[int, str] = {}  # unrunnable
+        self._preempted: dict[int, tuple[int, float]] = {}  # times, lost slot-seconds
+        self._backfilled: set[int] = set()
+        self._planned: dict[int, tuple[float | None, bool]] = {}  # planned start, ahead
+
+    @classmethod
+    def of(cls, records: Sequence[JobRecord], names: Sequence[str]) -> RecordTable:
+        """``records`` as a table (itself if it is one over ``names``); a record's hosts
+        not among ``names`` raise KeyError."""
+        if isinstance(records, RecordTable) and records.names is names:
+            return records
+        table = cls([r.job for r in records], names)
+        index = {name: i for i, name in enumerate(names)}
+        for i, r in enumerate(records):
+            if r.start is None or r.end is None:
+                table.never(i, r.unrunnable)
+                if r.start is not None or r.end is not None:  # kept as given, for verify
+                    table.start[i] = math.nan if r.start is None else r.start
+                    table.end[i] = math.nan if r.end is None else r.end
+                continue
+            if isinstance(r.hosts, HostColumn) and r.hosts.names is names:
+                hosts = r.hosts.array
+            else:
+                hosts = np.array([index[h] for h in r.hosts], dtype=np.int64)
+            slots = r.host_slots.array if isinstance(r.host_slots, SlotColumn) else None
+            if slots is None:
+                slots = np.array(list(r.host_slots), dtype=np.int64)
+            table.ended(
+                i, r.start, r.end, hosts, slots, r.slots, r.alternative, r.killed, r.sequence
+            )
+            table.extras(
+                i, r.preempted, r.lost_slot_seconds, r.backfilled, r.planned_start, r.planned_ahead
+            )
+            if r.unrunnable is not None:
+                table._why[i] = r.unrunnable
+        return table
+
+    # --- writing -----------------------------------------------------------------------
+    def ended(
+        self,
+        i: int,
+        start: float,
+        end: float,
+        hosts: npt.NDArray[Any],
+        host_slots: npt.NDArray[np.int64],
+        slots: int,
+        alternative: int | None,
+        killed: bool,
+        sequence: tuple[int, int] | None,
+    ) -> None:
+        """Job ``i`` ran from ``start`` to ``end`` on ``hosts`` (claim order)."""
+        self.start[i] = start
+        self.end[i] = end
+        self.hosts[i] = hosts
+        self.host_slots[i] = host_slots
+        self.slots[i] = slots
+        if alternative is not None:
+            self._alternative[i] = alternative
+        if killed:
+            self.killed[i] = True
+        if sequence is not None:
+            self.seq_start[i], self.seq_end[i] = sequence
+
+    def extras(
+        self,
+        i: int,
+        preempted: int,
+        lost: float,
+        backfilled: bool,
+        planned_start: float | None,
+        planned_ahead: bool,
+    ) -> None:
+        """What preemption and backfill add to job ``i``'s record."""
+        if preempted or lost:
+            self._preempted[i] = (preempted, lost)
+        if backfilled:
+            self._backfilled.add(i)
+        if planned_start is not None or planned_ahead:
+            self._planned[i] = (planned_start, planned_ahead)
+
+    def never(self, i: int, why: str | None) -> None:
+        """Job ``i`` never ran, for this reason."""
+        if why is not None:
+            self._why[i] = why
+
+    def written(self, i: int) -> bool:
+        return i in self._why or not math.isnan(self.start[i])
+
+    def unrunnable(self) -> dict[int, str]:
+        """Why each job that never ran did not, by job index (a copy)."""
+        return dict(self._why)
+
+    def preemptions(self) -> dict[int, tuple[int, float]]:
+        """(times preempted, lost slot-seconds) of each job preempted, by job index."""
+        return dict(self._preempted)
+
+    def plans(self) -> dict[int, tuple[float | None, bool]]:
+        """(planned start, planned ahead) of each job a planning session decided."""
+        return dict(self._planned)
+
+    # --- reading -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @overload
+    def __getitem__(self, index: int) -> JobRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[JobRecord]: ...
+    def __getitem__(self, index: int | slice) -> JobRecord | list[JobRecord]:
+        if isinstance(index, slice):
+            return [self._record(i) for i in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError("record index out of range")
+        return self._record(index % n)
+
+    def __iter__(self) -> Iterator[JobRecord]:
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable while the replay writes it
+
+    def __repr__(self) -> str:
+        return f"RecordTable({len(self)} jobs)"
+
+    def _record(self, i: int) -> JobRecord:
+        job = self.jobs[i]
+        start = float(self.start[i])
+        why = self._why.get(i)
+        if math.isnan(start):
+            return JobRecord(job, None, None, unrunnable=why)
+        hosts, host_slots = self.hosts[i], self.host_slots[i]
+        assert hosts is not None
+        assert host_slots is not None
+        s0 = int(self.seq_start[i])
+        times, lost = self._preempted.get(i, (0, 0.0))
+        planned, ahead = self._planned.get(i, (None, False))
+        end = float(self.end[i])
+        return JobRecord(
+            job,
+            start,
+            None if math.isnan(end) else end,
+            HostColumn(hosts, self.names),
+            SlotColumn(host_slots),
+            int(self.slots[i]),
+            self._alternative.get(i),
+            bool(self.killed[i]),
+            why,
+            None if s0 < 0 else (s0, int(self.seq_end[i])),
+            times,
+            lost,
+            i in self._backfilled,
+            planned,
+            ahead,
+        )

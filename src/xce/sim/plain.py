@@ -52,7 +52,7 @@ from xce.alloc.request import PreparedPrimary, prepare_requirement
 from xce.cluster import SLOTS, HostStatus
 from xce.core.pickers import picker_traits
 from xce.errors import InputError, InternalError, clip
-from xce.sim.model import HostColumn, JobRecord, SlotColumn, Timeline
+from xce.sim.model import RecordTable, Timeline
 
 if TYPE_CHECKING:
     from xce.sim.engine import SimResult, Simulation
@@ -172,8 +172,8 @@ def _plain_primary(pp: PreparedPrimary, n: int) -> bool:
 class _Free:
     """Free slots per host and first-fit placement (the module docstring's rules).
 
-    Hosts come back as read-only arrays of the smallest index type (a job's record keeps
-    them); a one-host claim's array is made once per host and shared."""
+    Hosts come back as arrays of the smallest index type (a job's record keeps them); a
+    one-host claim's array is made once per host, read-only, and shared."""
 
     __slots__ = ("_one", "free", "lo", "small", "top", "total")
 
@@ -196,9 +196,13 @@ class _Free:
             part = free[at : at + chunk] >= need
             i = int(part.argmax())
             if part[i]:
+                if need == 1:
+                    self.lo = at + i  # every host before it is full
                 return at + i
             at += chunk
             chunk *= 4
+        if need == 1:
+            self.lo = n
         return -1
 
     def place(self, n: int) -> Placed | None:
@@ -216,15 +220,17 @@ class _Free:
             hosts = self.free[at:].nonzero()[0][:n]
             hosts += at
             self.free[hosts] = 0
+            self.lo = int(hosts[-1]) + 1  # the first n free hosts: none is left before
             slots = _same_slots(1, n)
+            lowest = int(hosts[0])
         else:
             found = self._balanced(n)
             hosts, slots = found if found is not None else self._fill(n)
             self.free[hosts] -= slots  # a plan's hosts are distinct
+            lowest = int(hosts.min())
         self.total -= n
         small: HostArray = hosts.astype(self.small)
-        small.flags.writeable = False
-        return small, slots, int(hosts.min())
+        return small, slots, lowest
 
     def one(self, h: int) -> HostArray:
         """Host ``h`` alone, as a shared read-only array."""
@@ -321,7 +327,7 @@ class PlainReplay:
         self.freed = True  # something was freed since the last session
         self.pending = 0
         self.busy = 0
-        self.steps = 0  # starts and ends so far (JobRecord.sequence)
+        self.steps = 0  # starts and ends so far (a record's sequence)
         self.ends: list[tuple[float, int, int]] = []  # (end, start step, job)
         # started jobs: (start, hosts, slots, start step, killed, lowest host)
         self.running: dict[int, tuple[float, HostArray, IntArray, int, bool, int]] = {}
@@ -342,7 +348,14 @@ class PlainReplay:
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)  # stable: file order
         submits = [jobs[i].submit for i in order]
         count = len(order)
-        records: list[JobRecord | None] = [None] * len(jobs)
+        # the records' columns, as lists until the end (cheaper to write one by one)
+        nan = math.nan
+        starts: list[float] = [nan] * len(jobs)
+        finishes: list[float] = [nan] * len(jobs)
+        first_step = [-1] * len(jobs)
+        last_step = [-1] * len(jobs)
+        table = RecordTable(jobs, names)
+        claimed, claimed_slots, killed_jobs = table.hosts, table.host_slots, table.killed
         verdicts = self.verdicts
         ends = self.ends
         running = self.running
@@ -368,18 +381,11 @@ class PlainReplay:
                     n = tasks[i]
                     space.release(hosts, slots, n, lowest)
                     self.busy -= n
-                    records[i] = JobRecord(
-                        jobs[i],
-                        t0,
-                        now,
-                        HostColumn(hosts, names),
-                        SlotColumn(slots),
-                        n,
-                        None,  # one alternative: none named
-                        killed,
-                        None,
-                        (step, self.steps),
-                    )
+                    starts[i], finishes[i] = t0, now
+                    claimed[i], claimed_slots[i] = hosts, slots
+                    first_step[i], last_step[i] = step, self.steps
+                    if killed:
+                        killed_jobs[i] = True
                     self.steps += 1
                     ended += 1
                     stats.events += 1
@@ -390,7 +396,7 @@ class PlainReplay:
                 stats.events += 1
                 why = verdicts[tasks[i]]
                 if why is not None:
-                    records[i] = JobRecord(jobs[i], None, None, unrunnable=why)
+                    table.never(i, why)
                     ended += 1
                     continue
                 levels[level_of[i]].append(i)
@@ -413,15 +419,18 @@ class PlainReplay:
         stats.wall_seconds = time.perf_counter() - began
         if progress is not None:
             progress(ended, times[-1] if times else 0.0)
-        done: list[JobRecord] = []
-        for i, record in enumerate(records):
-            if record is None:
-                raise InternalError(f"jobs never ended: {clip(jobs[i].id)}")
-            done.append(record)
+        table.start[:] = starts
+        table.end[:] = finishes
+        table.seq_start[:] = first_step
+        table.seq_end[:] = last_step
+        table.slots[:] = tasks
+        lost = [j.id for i, j in enumerate(jobs) if not table.written(i)]
+        if lost:
+            raise InternalError(f"jobs never ended: {', '.join(clip(x) for x in lost[:5])}")
         capacity = sim.core.state.hosts.capacity[SLOTS]
         per_host = {name: int(capacity[h]) for h, name in enumerate(names)}
         timeline = Timeline(total, times, busy_at, pending_at)
-        return SimResult(done, timeline, stats, total, per_host, [], names)
+        return SimResult(table, timeline, stats, total, per_host, [], names)
 
     # --- sessions (each exactly a full session of the core, see the module docstring) --
     def _start(self, i: int, now: float, placed: Placed) -> None:
