@@ -216,10 +216,10 @@ def recorded_placements(seen: Counter[str]) -> Iterator[None]:
             seen["no room"] += 1
         elif n == 1:
             seen["one task"] += 1
-        elif len(placed[0]) == 1:
+        elif placed[3] == 1:
             seen["one host"] += 1
-        elif top == 1:
-            seen["one-slot hosts"] += 1
+        elif top == 1:  # kept as a run of consecutive hosts, or as an array
+            seen["one-slot hosts, " + ("in a run" if placed[0] is None else "scattered")] += 1
         return placed
 
     with (
@@ -272,7 +272,8 @@ PLACEMENTS = {
     "no room",
     "one task",
     "one host",
-    "one-slot hosts",
+    "one-slot hosts, in a run",
+    "one-slot hosts, scattered",
     "balanced, even",
     "balanced, remainder",
     "fill",
@@ -299,9 +300,10 @@ FEATURES = {
 def test_random_cases_reach_every_placement_rule() -> None:
     """The property is not vacuous: over its derandomized cases (the same strategy and
     count), the plain replay places one-task jobs, jobs on one host, jobs on one-slot
-    hosts, balanced plans even and with a remainder, the fill plan, and finds no room;
-    and the cases have unrunnable jobs, walltime kills, zero-second runs, shared
-    instants, hosts not ok, mixed sizes, mixed strict/fcfs queues and priorities."""
+    hosts (a run of consecutive hosts and scattered ones), balanced plans even and with
+    a remainder, the fill plan, and finds no room; and the cases have unrunnable jobs,
+    walltime kills, zero-second runs, shared instants, hosts not ok, mixed sizes, mixed
+    strict/fcfs queues and priorities."""
     placements: Counter[str] = Counter()
     seen: Counter[str] = Counter()
 

@@ -105,6 +105,7 @@ MIN_INTERVAL = 0.001
 SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION = 0, 1, 2
+_SWEEP_CHUNK = 65_536  # events of the end-of-run capacity sweep turned into ints at once
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 
@@ -186,7 +187,9 @@ class Simulation:
         self.options = options or SimOptions()
         _check_interval(self.options.interval)
         self.jobs = (
-            [replace(j, queue="normal") for j in jobs] if self.options.single_queue else list(jobs)
+            [j if j.queue == "normal" else replace(j, queue="normal") for j in jobs]
+            if self.options.single_queue
+            else list(jobs)
         )
         self._check_ids()
         empty = replace(cluster, jobs=())
@@ -227,7 +230,6 @@ class Simulation:
             str, tuple[SimJob, float, HostIndices, SlotArray, int, int | None, bool, int]
         ] = {}
         self._steps = 0  # starts and ends so far (JobRecord.sequence)
-        self._jobs = {j.id: j for j in self.jobs}
         self._new: list[PendingJob] = []
         self._freed = True
         # strict queues with pending jobs (after each session): settled ones, whose first
@@ -400,7 +402,7 @@ class Simulation:
                 f"a full session starts {result.dispatched[0].job}"
             )
         for decision in result.pending:
-            job = self._jobs[decision.job]
+            job = self.jobs[self._index[decision.job]]
             info = decision.info
             why = f"never started: pending when the run ended ({info.reason.value}: {info.message})"
             self._records.never(self._index[job.id], why)
@@ -433,7 +435,7 @@ class Simulation:
                 self._finish_seq.pop(job_id, None)
                 self._finish(job_id, now)
             elif kind == _SUBMIT:
-                self._submit(self._jobs[job_id])
+                self._submit(self.jobs[self._index[job_id]])
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
@@ -602,7 +604,7 @@ class Simulation:
                 # every later job's reach, and its victims have just released it
                 self._start(Dispatched(decision.job, decision.preemption.promise), now)
                 continue
-            queue = self._jobs[decision.job].queue
+            queue = self.jobs[self._index[decision.job]].queue
             if queue not in first and self._picker(queue).blocks_queue_at_head:
                 first[queue] = self._settles(decision)
 
@@ -818,7 +820,7 @@ class Simulation:
         self._push(now, _SESSION, "")
 
     def _start(self, decision: Dispatched, now: float) -> None:
-        job = self._jobs[decision.job]
+        job = self.jobs[self._index[decision.job]]
         try:
             self.core.apply(JobStarted(decision.job, decision.allocation, now))
         except EventError as err:  # a session decision that does not fit is a bug
@@ -1035,7 +1037,7 @@ def _claims_add_up(table: RecordTable, ran: npt.NDArray[np.intp]) -> npt.NDArray
     slots (one count repeated, a column of strides 0, is not materialised)."""
     fine = np.zeros(len(ran), dtype=np.bool_)
     for k, i in enumerate(ran.tolist()):
-        hosts, slots = table.hosts[i], table.host_slots[i]
+        hosts, slots = table.hosts_of(i), table.host_slots[i]
         if hosts is None or slots is None or len(hosts) != len(slots):
             continue
         total = int(slots[0]) * len(slots) if slots.strides == (0,) else int(slots.sum())
@@ -1051,15 +1053,12 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
     stays at one count per host, whatever the number of claims."""
     index = {name: i for i, name in enumerate(result.host_capacity)}
     capacity = np.array(list(result.host_capacity.values()), dtype=np.float64) + 1e-9
-    claims: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
-    for i in ran.tolist():
-        hosts, slots = table.hosts[i], table.host_slots[i]
-        assert hosts is not None
-        assert slots is not None
-        claims.append((hosts, slots))
+    # claim c: the c-th job of ``ran``, then the work running when the run began
+    jobs = ran.tolist()
+    claimed: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
     try:
-        for host, _, _, slots_held in result.base_load:  # work running when the run began
-            claims.append((np.array([index[host]], dtype=np.intp), np.array([slots_held])))
+        for host, _, _, slots_held in result.base_load:
+            claimed.append((np.array([index[host]], dtype=np.intp), np.array([slots_held])))
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
     base = [(b[1], b[2]) for b in result.base_load]
@@ -1077,16 +1076,25 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
             np.full(len(base), early, dtype=np.int64),
         )
     )
-    order = np.lexsort((steps, times)).tolist()  # by time, then the run's order
+    order = np.lexsort((steps, times))  # by time, then the run's order
     held = np.zeros(len(capacity), dtype=np.int64)
-    for e in order:
-        hosts, slots = claims[e % k]
-        if e >= k:
-            np.subtract.at(held, hosts, slots)
-            continue
-        np.add.at(held, hosts, slots)
-        over = held[hosts] > capacity[hosts]
-        if np.count_nonzero(over):
-            h = int(hosts[int(np.flatnonzero(over)[0])])
-            name = list(result.host_capacity)[h]
-            raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
+    n_jobs = len(jobs)
+    for part in range(0, len(order), _SWEEP_CHUNK):  # a few Python ints at a time
+        for e in order[part : part + _SWEEP_CHUNK].tolist():
+            c = e % k
+            if c < n_jobs:
+                i = jobs[c]
+                hosts, slots = table.hosts_of(i), table.host_slots[i]
+                assert hosts is not None
+                assert slots is not None
+            else:
+                hosts, slots = claimed[c - n_jobs]
+            if e >= k:
+                np.subtract.at(held, hosts, slots)
+                continue
+            np.add.at(held, hosts, slots)
+            over = held[hosts] > capacity[hosts]
+            if np.count_nonzero(over):
+                h = int(hosts[int(np.flatnonzero(over)[0])])
+                name = list(result.host_capacity)[h]
+                raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")

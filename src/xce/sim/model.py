@@ -199,6 +199,8 @@ class RecordTable(Sequence[JobRecord]):
     __slots__ = (
         "_alternative",
         "_backfilled",
+        "_first_host",
+        "_host_count",
         "_planned",
         "_preempted",
         "_why",
@@ -224,7 +226,11 @@ class RecordTable(Sequence[JobRecord]):
         self.killed = np.zeros(n, dtype=np.bool_)
         self.seq_start = np.full(n, -1, dtype=np.int64)  # -1: no JobRecord.sequence
         self.seq_end = np.full(n, -1, dtype=np.int64)
+        # a job's hosts: an array, or (most first-fit claims) a run of consecutive hosts
+        # kept as its first host and count, no array (see hosts_of)
         self.hosts: list[HostIndices | None] = [None] * n
+        self._first_host = np.zeros(n, dtype=np.int64)
+        self._host_count = np.zeros(n, dtype=np.int64)  # 0: not a run
         self.host_slots: list[npt.NDArray[np.int64] | None] = [None] * n
         # rarely set, so kept by job index: a non-default value each
         self._alternative: dict[int, int] = {}
@@ -313,6 +319,22 @@ class RecordTable(Sequence[JobRecord]):
         if why is not None:
             self._why[i] = why
 
+    def run_of_hosts(self, i: int, first: int, count: int) -> None:
+        """Job ``i``'s hosts are ``first``, ``first + 1``, ... (``count`` of them), in
+        that order (instead of an array given to :meth:`ended`)."""
+        self.hosts[i] = None
+        self._first_host[i] = first
+        self._host_count[i] = count
+
+    def hosts_of(self, i: int) -> HostIndices | None:
+        """Job ``i``'s hosts in claim order (None: it did not run)."""
+        hosts = self.hosts[i]
+        if hosts is None and self._host_count[i]:
+            first = int(self._first_host[i])
+            small = np.uint16 if len(self.names) <= 1 << 16 else np.uint32
+            return np.arange(first, first + int(self._host_count[i]), dtype=small)
+        return hosts
+
     def written(self, i: int) -> bool:
         return i in self._why or not math.isnan(self.start[i])
 
@@ -363,7 +385,7 @@ class RecordTable(Sequence[JobRecord]):
         why = self._why.get(i)
         if math.isnan(start):
             return JobRecord(job, None, None, unrunnable=why)
-        hosts, host_slots = self.hosts[i], self.host_slots[i]
+        hosts, host_slots = self.hosts_of(i), self.host_slots[i]
         assert hosts is not None
         assert host_slots is not None
         s0 = int(self.seq_start[i])

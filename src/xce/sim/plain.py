@@ -61,7 +61,8 @@ __all__ = ["PlainReplay", "plain_replay"]
 
 IntArray = npt.NDArray[np.int64]
 HostArray = npt.NDArray[np.unsignedinteger[Any]]  # host indices, smallest type
-Placed = tuple[HostArray, IntArray, int]  # hosts and slots in claim order, lowest host
+# hosts in claim order (None: a run of consecutive hosts), slots, lowest host, host count
+Placed = tuple[HostArray | None, IntArray, int, int]
 _FIRST_CHUNK = 64  # hosts scanned before growing chunks (see _Free.first)
 
 
@@ -172,10 +173,10 @@ def _plain_primary(pp: PreparedPrimary, n: int) -> bool:
 class _Free:
     """Free slots per host and first-fit placement (the module docstring's rules).
 
-    Hosts come back as arrays of the smallest index type (a job's record keeps them); a
-    one-host claim's array is made once per host, read-only, and shared."""
+    Hosts come back as arrays of the smallest index type (a job's record keeps them), or
+    as a run of consecutive hosts (no array at all)."""
 
-    __slots__ = ("_one", "free", "lo", "small", "top", "total")
+    __slots__ = ("free", "lo", "small", "top", "total")
 
     def __init__(self, capacity: IntArray) -> None:
         self.free = capacity.copy()
@@ -183,7 +184,6 @@ class _Free:
         self.top = int(capacity.max()) if len(capacity) else 0
         self.lo = 0  # every host before it has no slot free
         self.small = np.uint16 if len(capacity) <= 1 << 16 else np.uint32
-        self._one: dict[int, HostArray] = {}
 
     def first(self, need: int) -> int:
         """The first host with ``need`` slots free (-1: none), scanning in growing
@@ -206,39 +206,33 @@ class _Free:
         return -1
 
     def place(self, n: int) -> Placed | None:
-        """Where ``n`` tasks go (hosts and slots, in claim order, and the lowest host),
-        charged; or None."""
+        """Where ``n`` tasks go, charged (None: nowhere now): the hosts in claim order
+        (None for a run of consecutive hosts, the commonest first-fit claim: then
+        ``lowest`` and ``count`` say which), their slots, the lowest host, the count."""
         if n > self.total:
             return None
         h = self.first(n) if n <= self.top else -1
         if h >= 0:
             self.free[h] -= n
             self.total -= n
-            return self.one(h), _same_slots(n, 1), h
+            return None, _same_slots(n, 1), h, 1
+        self.total -= n
         if self.top == 1:  # one-slot hosts: the plan of n buckets of one, nothing else
             at = self.lo
             hosts = self.free[at:].nonzero()[0][:n]
+            first, last = int(hosts[0]) + at, int(hosts[-1]) + at
+            self.lo = last + 1  # the first n free hosts: none is left before
+            slots = _same_slots(1, n)
+            if last - first == n - 1:  # ascending, distinct: first, first + 1, ...
+                self.free[first : last + 1] = 0
+                return None, slots, first, n
             hosts += at
             self.free[hosts] = 0
-            self.lo = int(hosts[-1]) + 1  # the first n free hosts: none is left before
-            slots = _same_slots(1, n)
-            lowest = int(hosts[0])
-        else:
-            found = self._balanced(n)
-            hosts, slots = found if found is not None else self._fill(n)
-            self.free[hosts] -= slots  # a plan's hosts are distinct
-            lowest = int(hosts.min())
-        self.total -= n
-        small: HostArray = hosts.astype(self.small)
-        return small, slots, lowest
-
-    def one(self, h: int) -> HostArray:
-        """Host ``h`` alone, as a shared read-only array."""
-        array = self._one.get(h)
-        if array is None:
-            array = self._one[h] = np.array([h], dtype=self.small)
-            array.flags.writeable = False
-        return array
+            return hosts.astype(self.small), slots, first, n
+        found = self._balanced(n)
+        hosts, slots = found if found is not None else self._fill(n)
+        self.free[hosts] -= slots  # a plan's hosts are distinct
+        return hosts.astype(self.small), slots, int(hosts.min()), len(hosts)
 
     def _balanced(self, n: int) -> tuple[IntArray, IntArray] | None:
         """The first balanced plan of k >= 2 buckets that fits, placed."""
@@ -280,10 +274,14 @@ class _Free:
         slots[-1] -= int(upto[last]) - n
         return hosts, slots
 
-    def release(self, hosts: HostArray, slots: IntArray, n: int, lowest: int) -> None:
-        """Give back a claim of ``n`` slots in all, ``lowest`` its first host."""
-        if n == 1 or len(hosts) == 1:
-            self.free[lowest] += n
+    def release(self, placed: Placed, n: int) -> None:
+        """Give back what :meth:`place` charged for ``n`` slots."""
+        hosts, slots, lowest, count = placed
+        if hosts is None:
+            if count == 1:
+                self.free[lowest] += n
+            else:
+                self.free[lowest : lowest + count] += slots
         elif self.top == 1:
             self.free[hosts] = 1
         else:
@@ -329,8 +327,8 @@ class PlainReplay:
         self.busy = 0
         self.steps = 0  # starts and ends so far (a record's sequence)
         self.ends: list[tuple[float, int, int]] = []  # (end, start step, job)
-        # started jobs: (start, hosts, slots, start step, killed, lowest host)
-        self.running: dict[int, tuple[float, HostArray, IntArray, int, bool, int]] = {}
+        # started jobs: (start, where, start step, killed)
+        self.running: dict[int, tuple[float, Placed, int, bool]] = {}
 
     def run(self) -> SimResult:
         from xce.sim.engine import SimResult  # the engine imports this module lazily
@@ -348,14 +346,14 @@ class PlainReplay:
         order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)  # stable: file order
         submits = [jobs[i].submit for i in order]
         count = len(order)
-        # the records' columns, as lists until the end (cheaper to write one by one)
-        nan = math.nan
-        starts: list[float] = [nan] * len(jobs)
-        finishes: list[float] = [nan] * len(jobs)
-        first_step = [-1] * len(jobs)
-        last_step = [-1] * len(jobs)
         table = RecordTable(jobs, names)
         claimed, claimed_slots, killed_jobs = table.hosts, table.host_slots, table.killed
+        starts, finishes, first_step, last_step = (
+            table.start,
+            table.end,
+            table.seq_start,
+            table.seq_end,
+        )
         verdicts = self.verdicts
         ends = self.ends
         running = self.running
@@ -377,12 +375,16 @@ class PlainReplay:
                 now = ends[0][0]
                 while ends and ends[0][0] == now:  # finishes first
                     i = pop(ends)[2]
-                    t0, hosts, slots, step, killed, lowest = running.pop(i)
+                    t0, placed, step, killed = running.pop(i)
                     n = tasks[i]
-                    space.release(hosts, slots, n, lowest)
+                    space.release(placed, n)
                     self.busy -= n
                     starts[i], finishes[i] = t0, now
-                    claimed[i], claimed_slots[i] = hosts, slots
+                    hosts, claimed_slots[i], lowest, width = placed
+                    if hosts is None:
+                        table.run_of_hosts(i, lowest, width)
+                    else:
+                        claimed[i] = hosts
                     first_step[i], last_step[i] = step, self.steps
                     if killed:
                         killed_jobs[i] = True
@@ -419,10 +421,6 @@ class PlainReplay:
         stats.wall_seconds = time.perf_counter() - began
         if progress is not None:
             progress(ended, times[-1] if times else 0.0)
-        table.start[:] = starts
-        table.end[:] = finishes
-        table.seq_start[:] = first_step
-        table.seq_end[:] = last_step
         table.slots[:] = tasks
         lost = [j.id for i, j in enumerate(jobs) if not table.written(i)]
         if lost:
@@ -443,7 +441,7 @@ class PlainReplay:
             and job.runtime > job.requested_time
         ):
             duration, killed = job.requested_time, True
-        self.running[i] = (now, placed[0], placed[1], self.steps, killed, placed[2])
+        self.running[i] = (now, placed, self.steps, killed)
         heapq.heappush(self.ends, (now + duration, self.steps, i))
         self.steps += 1
         self.busy += self.tasks[i]
