@@ -44,6 +44,7 @@ import gc
 import heapq
 import math
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -105,7 +106,7 @@ MIN_INTERVAL = 0.001
 SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION = 0, 1, 2
-_SWEEP_CHUNK = 65_536  # events of the end-of-run capacity sweep turned into ints at once
+_SWEEP_CHUNK = 8_192  # events of the end-of-run capacity sweep turned into ints at once
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 
@@ -219,9 +220,10 @@ class Simulation:
         self._cancelled: set[int] = set()  # finish events of runs cut short by preemption
         self._cut: dict[str, float] = {}  # initial running work preempted -> when
         self._preempted: dict[str, tuple[int, float]] = {}  # job -> (times, lost slot-s)
-        # jobs that ended or can never run, by workload index
-        self._records = RecordTable(self.jobs, self.core.hosts.names)
-        self._index = {j.id: i for i, j in enumerate(self.jobs)}
+        # jobs that ended or can never run, by workload index (made by _begin_run: the
+        # plain replay keeps its own)
+        self._records = RecordTable((), self.core.hosts.names)
+        self._index: dict[str, int] = {}
         # job -> (planned start, planned ahead) from the first session that decided it
         self._planned: dict[str, tuple[float | None, bool]] = {}
         self._backfilled: set[str] = set()  # jobs whose (last) start was a backfill
@@ -326,6 +328,8 @@ class Simulation:
     def _begin_run(self) -> None:
         """Queue every submission, reservation edge and initial job's finish."""
         self._run_started = time.perf_counter()
+        self._records = RecordTable(self.jobs, self.core.hosts.names)
+        self._index = {j.id: i for i, j in enumerate(self.jobs)}
         for job in self.jobs:
             self._push(job.submit, _SUBMIT, job.id)
         for r in self.core.state.reservations:  # a window opening or closing changes plans
@@ -337,7 +341,7 @@ class Simulation:
             if run.runtime is not None:
                 self._finish_seq[run.id] = self._push(run.start_time + run.runtime, _FINISH, run.id)
         self._run_total = int(np.nansum(self.core.state.hosts.capacity[SLOTS]))
-        self._timeline = Timeline(self._run_total, [], [], [])
+        self._timeline = Timeline(self._run_total, array("d"), array("q"), array("q"))
         self._step_count = 0
 
     def _step(self) -> None:
@@ -1004,9 +1008,11 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
         table = RecordTable.of(result.records, names)
     except KeyError as err:
         raise InternalError(f"a job ran on unknown host {err}") from None
-    ids = [j.id for j in table.jobs]
-    if sorted(ids) != sorted(j.id for j in jobs) or len(set(ids)) != len(ids):
-        raise InternalError("the records do not match the workload one to one")
+    # a table kept over the workload's own list has one record per job by construction
+    if table.jobs is not jobs:
+        ids = [j.id for j in table.jobs]
+        if sorted(ids) != sorted(j.id for j in jobs) or len(set(ids)) != len(ids):
+            raise InternalError("the records do not match the workload one to one")
     n = len(table)
     reported = np.zeros(n, dtype=np.bool_)
     reported[list(table.unrunnable())] = True
@@ -1021,7 +1027,7 @@ def verify(result: SimResult, jobs: Sequence[SimJob]) -> None:
     bad = (reported & started) | (~reported & ~once) | wrong
     if bad.any():
         i = int(np.argmax(bad))
-        job = clip(ids[i])
+        job = clip(table.jobs[i].id)
         if reported[i]:
             raise InternalError(f"job {job} was reported unrunnable but started")
         if not once[i]:
@@ -1036,7 +1042,7 @@ def _claims_add_up(table: RecordTable, ran: npt.NDArray[np.intp]) -> npt.NDArray
     """Per job of ``ran``: as many hosts as slot counts, and the counts add up to its
     slots (one count repeated, a column of strides 0, is not materialised)."""
     fine = np.zeros(len(ran), dtype=np.bool_)
-    for k, i in enumerate(ran.tolist()):
+    for k, i in enumerate(_ints(ran)):
         hosts, slots = table.hosts_of(i), table.host_slots[i]
         if hosts is None or slots is None or len(hosts) != len(slots):
             continue
@@ -1054,7 +1060,7 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
     index = {name: i for i, name in enumerate(result.host_capacity)}
     capacity = np.array(list(result.host_capacity.values()), dtype=np.float64) + 1e-9
     # claim c: the c-th job of ``ran``, then the work running when the run began
-    jobs = ran.tolist()
+    jobs = _ints(ran)
     claimed: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
     try:
         for host, _, _, slots_held in result.base_load:
@@ -1098,3 +1104,11 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
                 h = int(hosts[int(np.flatnonzero(over)[0])])
                 name = list(result.host_capacity)[h]
                 raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
+
+
+def _ints(indices: npt.NDArray[np.intp]) -> array[int]:
+    """Indices as a compact array of Python ints made on access (8 bytes each, where a
+    list holds an object of 28 or more per index)."""
+    out = array("q")
+    out.frombytes(indices.astype(np.int64).tobytes())
+    return out

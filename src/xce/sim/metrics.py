@@ -61,8 +61,8 @@ JOBS_CSV_COLUMNS = (
 )
 
 
-def _stats(values: Sequence[float]) -> dict[str, float | None]:
-    if not values:
+def _stats(values: Sequence[float] | FloatArray) -> dict[str, float | None]:
+    if not len(values):
         return {"mean": None, "median": None, "p95": None, "max": None}
     arr = np.asarray(values, dtype=np.float64)
     return {
@@ -114,7 +114,7 @@ class _Columns:
                 for i, r in enumerate(records)
                 if r.planned_start is not None or r.planned_ahead
             }
-        submit = np.array([j.submit for j in jobs], dtype=np.float64)
+        submit = np.fromiter((j.submit for j in jobs), dtype=np.float64, count=len(jobs))
         return _Columns(jobs, submit, start, end, slots, killed, preempted, planned)
 
 
@@ -125,18 +125,23 @@ def _nan(value: float | None) -> float:
 def _group(cols: _Columns, key: str, waits: FloatArray, bslds: FloatArray) -> dict[str, Any]:
     """Per queue or user: jobs, waits and bounded slowdowns of those that ran (``waits``
     and ``bslds`` are per job, NaN for a job that did not), preemptions."""
-    groups: dict[str, list[int]] = {}
-    for i, job in enumerate(cols.jobs):
-        groups.setdefault(getattr(job, key), []).append(i)
+    keys = [getattr(job, key) for job in cols.jobs]
+    names = sorted(set(keys))
+    code = {name: c for c, name in enumerate(names)}
+    codes = np.fromiter((code[k] for k in keys), dtype=np.int64, count=len(keys))
+    del keys
+    members_all = np.argsort(codes, kind="stable")  # by group, each in workload order
+    bounds = np.searchsorted(codes[members_all], np.arange(len(names) + 1))
     started = ~np.isnan(cols.start)
+    preempted = cols.preempted
     out = {}
-    for name in sorted(groups):
-        members = np.array(groups[name], dtype=np.intp)
+    for c, name in enumerate(names):
+        members = members_all[bounds[c] : bounds[c + 1]]
         ran = members[started[members]]
-        wait = _stats(waits[ran][~np.isnan(waits[ran])].tolist())
+        wait = _stats(waits[ran][~np.isnan(waits[ran])])
         bsld = bslds[ran]
         kept = bsld[~np.isnan(bsld)]
-        hit = [cols.preempted.get(i, (0, 0.0)) for i in groups[name]]
+        hit = [preempted[i] for i in members.tolist() if i in preempted] if preempted else []
         out[name] = {
             "jobs": len(members),
             "mean_wait_s": wait["mean"],
@@ -144,7 +149,7 @@ def _group(cols: _Columns, key: str, waits: FloatArray, bslds: FloatArray) -> di
             "p95_wait_s": wait["p95"],
             "mean_bsld": float(np.mean(kept)) if len(kept) else None,
             "preempted": sum(times for times, _ in hit),
-            "lost_work_slot_s": sum(lost for _, lost in hit),
+            "lost_work_slot_s": sum((lost for _, lost in hit), 0.0),
         }
     return out
 
@@ -202,7 +207,7 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
     )
     used = _utilisation(cols, result.timeline)
     makespan = used.makespan
-    wait = _stats(waits[ran].tolist())
+    wait = _stats(waits[ran])
     s = result.stats
     count = int(np.count_nonzero(ran))
     out: dict[str, Any] = {
@@ -214,7 +219,7 @@ def metrics(result: SimResult, trace: SwfTrace | None = None) -> dict[str, Any]:
         "median_wait_s": wait["median"],
         "p95_wait_s": wait["p95"],
         "max_wait_s": wait["max"],
-        "mean_bsld": _stats(bslds[ran].tolist())["mean"],
+        "mean_bsld": _stats(bslds[ran])["mean"],
         "utilization": used.workload,
         "utilization_all_work": used.all_work,
         "makespan_s": makespan,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -169,9 +169,9 @@ class Timeline:
     number of pending jobs just after that time's session (step functions)."""
 
     total_slots: int
-    times: list[float]
-    busy: list[int]
-    pending: list[int]
+    times: MutableSequence[float]  # lists, or (from a replay) compact arrays
+    busy: MutableSequence[int]
+    pending: MutableSequence[int]
 
     def add(self, time: float, busy: int, pending: int) -> None:
         if self.times and self.times[-1] == time:
@@ -229,8 +229,8 @@ class RecordTable(Sequence[JobRecord]):
         # a job's hosts: an array, or (most first-fit claims) a run of consecutive hosts
         # kept as its first host and count, no array (see hosts_of)
         self.hosts: list[HostIndices | None] = [None] * n
-        self._first_host = np.zeros(n, dtype=np.int64)
-        self._host_count = np.zeros(n, dtype=np.int64)  # 0: not a run
+        self._first_host = np.zeros(n, dtype=np.int32)
+        self._host_count = np.zeros(n, dtype=np.int32)  # 0: not a run
         self.host_slots: list[npt.NDArray[np.int64] | None] = [None] * n
         # rarely set, so kept by job index: a non-default value each
         self._alternative: dict[int, int] = {}

@@ -42,6 +42,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from array import array
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -340,10 +341,13 @@ class PlainReplay:
         stats = sim.stats
         names = sim.core.hosts.names
         total = int(np.nansum(sim.core.state.hosts.capacity[SLOTS]))
-        times: list[float] = []
-        busy_at: list[int] = []
-        pending_at: list[int] = []
-        order = sorted(range(len(jobs)), key=lambda i: jobs[i].submit)  # stable: file order
+        times = array("d")  # the timeline's columns (8 bytes a sample)
+        busy_at = array("q")
+        pending_at = array("q")
+        submitted = np.fromiter((j.submit for j in jobs), dtype=np.float64, count=len(jobs))
+        order = array("q")  # by submit time, then file order (8 bytes a job)
+        order.frombytes(np.argsort(submitted, kind="stable").astype(np.int64).tobytes())
+        del submitted
         submits = [jobs[i].submit for i in order]
         count = len(order)
         table = RecordTable(jobs, names)
