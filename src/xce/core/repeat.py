@@ -35,7 +35,7 @@ A repeated RESERVED pend's message is made again (it names the end of the job's 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -153,12 +153,17 @@ class PlanMemory:
         if self._record is not None:
             self._record.append(entry)
 
-    def end(self, now: float, decisions: Sequence[Decision], next_change: float | None) -> None:
+    def end(
+        self, now: float, decisions: Sequence[Decision], next_change: Callable[[], float] | None
+    ) -> None:
         """The session is over: keep its decisions for the next one when every job it
-        started was picked before every job left pending (``next_change``: the first
-        instant after ``now`` at which its plan changes; None: keep nothing)."""
+        started was picked before every job left pending and one was left pending (a
+        session that started all its jobs leaves the next one nothing to repeat).
+        ``next_change`` gives the first instant after ``now`` at which its plan changes
+        (asked only when kept: it may build the session's whole profile); None: keep
+        nothing."""
         record, self._record, self._repeating = self._record, None, None
-        if record is None or next_change is None:
+        if not record or next_change is None:
             return
         started: dict[str, JobAllocation] = {}
         waiting = False
@@ -171,7 +176,7 @@ class PlanMemory:
                 waiting = True
         if len(record) + len(started) != len(decisions):
             return  # a pending decision not noted
-        self._last = _Last(now, next_change, started, record)
+        self._last = _Last(now, next_change(), started, record)
 
     def forget(self) -> None:
         self._last = self._repeating = self._record = None

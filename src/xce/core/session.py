@@ -516,7 +516,7 @@ class Session:
             decisions = self._threaded(picks) if threads else self._synchronous(picks)
             planner = self._planner
             if planner is not None and when is not None:
-                changes = planner.next_change() if self._memory.recording else None
+                changes = planner.next_change if self._memory.recording else None
                 self._memory.end(when, decisions, changes)
         except BaseException:
             self._memory.forget()
