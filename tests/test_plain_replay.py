@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -28,10 +29,12 @@ from hypothesis import strategies as st
 import xce.sim.plain as plain_module
 from builders import ClusterBuilder
 from xce.cluster import ClusterState
+from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
-from xce.sim.metrics import metrics
+from xce.sim.metrics import metrics, write_jobs_csv, write_metrics
 from xce.sim.model import SimJob
 from xce.sim.plain import PlainReplay, plain_replay
+from xce.sim.workload import load_workload
 
 QUEUE_NAMES = ("hi", "mid", "lo")
 PICKERS = (None, "fcfs", "strict")  # None: the default (the cluster's, else fcfs)
@@ -531,3 +534,42 @@ def test_non_plain_replays_take_the_general_path(name: str) -> None:
         result = sim.run()
     verify(result, sim.jobs)
     assert all(r.start is not None and r.unrunnable is None for r in result.records)
+
+
+# --- whole traces (the slow suite) -------------------------------------------------------
+
+TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "traces"
+
+
+def _files(jobs: list[SimJob], hosts: int, picker: str, plain: bool, out: Path) -> bytes:
+    """``jobs.csv`` and ``metrics.json`` of one replay on ``hosts`` one-slot hosts."""
+    options = SimOptions(picker=picker, single_queue=True, plain_replay=plain)
+    sim = Simulation(uniform_cluster(hosts, 1), jobs, options)
+    assert (sim._plain_replay() is not None) is plain
+    result = sim.run()
+    verify(result, sim.jobs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jobs_csv(result.records, out / "jobs.csv")
+    write_metrics(metrics(result), out / "metrics.json")
+    return (out / "jobs.csv").read_bytes() + (out / "metrics.json").read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("picker", ["strict", "fcfs"])
+@pytest.mark.parametrize(
+    ("trace", "hosts"),
+    [("LANL-CM5-1994-4.1-cln.swf.gz", 1024), ("KTH-SP2-1996-2.1-cln.swf.gz", 100)],
+    ids=["LANL-CM5", "KTH-SP2"],
+)
+def test_whole_trace_same_bytes_both_ways(
+    trace: str, hosts: int, picker: str, tmp_path: Path
+) -> None:
+    """A whole trace on its machine, the plain replay and the general loop (its other
+    shortcuts on) side by side: byte-identical ``jobs.csv`` and ``metrics.json``."""
+    path = TRACES / trace
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    jobs, _ = load_workload(str(path))
+    fast = _files(jobs, hosts, picker, True, tmp_path / "plain")
+    general = _files(jobs, hosts, picker, False, tmp_path / "general")
+    assert fast == general
