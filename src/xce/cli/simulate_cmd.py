@@ -285,8 +285,8 @@ def simulate(
         preemptor=preemptor,
         backfill=backfill,
     )
-    result = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
-    verify(result, [r.job for r in result.records])
+    result, replayed = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
+    verify(result, replayed)
     policy = policy_text(state, picker, preemptor, backfill)
     data = {"policy": policy, **metrics(result, trace)}
     written = (
@@ -352,14 +352,19 @@ def calendar_start(trace: SwfTrace | None) -> float | None:
     return None if trace is None else trace.header_int("UnixStartTime")
 
 
-def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: bool) -> SimResult:
+def _run(
+    state: ClusterState, jobs: list[SimJob], options: SimOptions, show: bool
+) -> tuple[SimResult, list[SimJob]]:
+    """The replay's result and the jobs it replayed (``single_queue`` puts them all in
+    one queue)."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from xce.sim.engine import Simulation
 
     if not show:
-        return Simulation(state, jobs, options).run()
+        sim = Simulation(state, jobs, options)
+        return sim.run(), sim.jobs
     columns = (
         TextColumn("[bold]simulating"),
         BarColumn(),
@@ -376,4 +381,5 @@ def _run(state: ClusterState, jobs: list[SimJob], options: SimOptions, show: boo
             speed = done / max(time.perf_counter() - started, 1e-9)
             bar.update(task, completed=done, simtime=f"day {now / 86400:,.1f}, {speed:,.0f} jobs/s")
 
-        return Simulation(state, jobs, options, progress).run()
+        sim = Simulation(state, jobs, options, progress)
+        return sim.run(), sim.jobs

@@ -1090,6 +1090,10 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
             c = e % k
             if c < n_jobs:
                 i = jobs[c]
+                run = table.run_of(i)
+                if run is not None:  # consecutive hosts: slices, no index array
+                    _sweep_run(held, capacity, run, table.host_slots[i], e >= k, result)
+                    continue
                 hosts, slots = table.hosts_of(i), table.host_slots[i]
                 assert hosts is not None
                 assert slots is not None
@@ -1104,6 +1108,29 @@ def _check_capacity(result: SimResult, table: RecordTable, ran: npt.NDArray[np.i
                 h = int(hosts[int(np.flatnonzero(over)[0])])
                 name = list(result.host_capacity)[h]
                 raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
+
+
+def _sweep_run(
+    held: npt.NDArray[np.int64],
+    capacity: npt.NDArray[np.float64],
+    run: tuple[int, int],
+    slots: npt.NDArray[np.int64] | None,
+    ending: bool,
+    result: SimResult,
+) -> None:
+    """One start or end of the capacity sweep for a claim of consecutive hosts."""
+    assert slots is not None
+    first, count = run
+    span = slice(first, first + count)
+    if ending:
+        held[span] -= slots
+        return
+    held[span] += slots
+    over = held[span] > capacity[span]
+    if np.count_nonzero(over):
+        h = first + int(np.flatnonzero(over)[0])
+        name = list(result.host_capacity)[h]
+        raise InternalError(f"host {name} was over-allocated: {held[h]:g} slots")
 
 
 def _ints(indices: npt.NDArray[np.intp]) -> array[int]:

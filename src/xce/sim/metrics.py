@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -273,7 +273,46 @@ def write_jobs_csv(records: Sequence[JobRecord], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(JOBS_CSV_COLUMNS)
-        w.writerows(_job_row(r) for r in records)
+        w.writerows(_rows(records))
+
+
+def _rows(records: Sequence[JobRecord]) -> Iterator[list[object]]:
+    """The rows of ``records``; a table's hosts are named from its host indices."""
+    if not isinstance(records, RecordTable):
+        yield from (_job_row(r) for r in records)
+        return
+    hosts = _HostNames(records.names)
+    for i, r in enumerate(records):
+        run = records.run_of(i)
+        text = hosts.run(*run) if run is not None else hosts.text(records.hosts_of(i))
+        yield _job_row(r, text)
+
+
+class _HostNames:
+    """A job's distinct hosts by name, sorted, from its host indices (what ``jobs.csv``
+    lists): each index ranked once by its name."""
+
+    __slots__ = ("_in_order", "_rank", "_sorted")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        by_name = sorted(range(len(names)), key=names.__getitem__)
+        self._sorted = [names[i] for i in by_name]
+        self._rank = np.empty(len(names), dtype=np.int64)
+        self._rank[by_name] = np.arange(len(names), dtype=np.int64)
+        self._in_order = by_name == list(range(len(names)))  # names sort as indices
+
+    def text(self, hosts: npt.NDArray[Any] | None) -> str:
+        if hosts is None or not len(hosts):
+            return ""
+        ranks = np.unique(self._rank[hosts]).tolist()
+        named = self._sorted
+        return " ".join([named[k] for k in ranks])
+
+    def run(self, first: int, count: int) -> str:
+        """Hosts ``first`` .. ``first + count - 1``."""
+        if self._in_order:
+            return " ".join(self._sorted[first : first + count])
+        return self.text(np.arange(first, first + count))
 
 
 def write_policies_jobs_csv(runs: Sequence[tuple[str, Sequence[JobRecord]]], path: Path) -> None:
@@ -286,7 +325,8 @@ def write_policies_jobs_csv(runs: Sequence[tuple[str, Sequence[JobRecord]]], pat
             w.writerows([policy, *_job_row(r)] for r in records)
 
 
-def _job_row(r: JobRecord) -> list[object]:
+def _job_row(r: JobRecord, hosts: str | None = None) -> list[object]:
+    """A row of ``jobs.csv``; ``hosts``: the hosts column if known already."""
     job = r.job
     return [
         job.id,
@@ -299,7 +339,7 @@ def _job_row(r: JobRecord) -> list[object]:
         job.queue,
         job.user,
         _cell(r.bsld),
-        " ".join(sorted(set(r.hosts))),
+        " ".join(sorted(set(r.hosts))) if hosts is None else hosts,
         "" if r.alternative is None else r.alternative,
         int(r.killed),
         r.unrunnable or "",

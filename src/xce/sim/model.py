@@ -326,6 +326,12 @@ class RecordTable(Sequence[JobRecord]):
         self._first_host[i] = first
         self._host_count[i] = count
 
+    def run_of(self, i: int) -> tuple[int, int] | None:
+        """Job ``i``'s hosts as (first, count) when they are a run of consecutive hosts
+        kept so (:meth:`run_of_hosts`); None otherwise."""
+        count = int(self._host_count[i])
+        return (int(self._first_host[i]), count) if count and self.hosts[i] is None else None
+
     def hosts_of(self, i: int) -> HostIndices | None:
         """Job ``i``'s hosts in claim order (None: it did not run)."""
         hosts = self.hosts[i]

@@ -43,6 +43,7 @@ import heapq
 import math
 import time
 from array import array
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -319,8 +320,16 @@ class PlainReplay:
         level = {p: i for i, p in enumerate(priorities)}
         self.level_of = [level[state.queue_priority(q)] for q in queues]
         self.width = [self.level_of.count(lv) for lv in range(len(priorities))]  # queues
+        self.level_queues = [
+            [q for q, at in enumerate(self.level_of) if at == lv] for lv in range(len(priorities))
+        ]
+        # a level whose queues are all strict keeps each queue's jobs apart (a session
+        # tries only the queues' heads); the others keep one list in arrival order
+        self.all_strict = [all(strict[q] for q in qs) for qs in self.level_queues]
         self.space = _Free(capacity)
         self.levels: list[list[int]] = [[] for _ in priorities]
+        self.queued: list[deque[int]] = [deque() for _ in queues]
+        self.arrival = array("q", bytes(8 * len(tasks)))  # each job's place in arrival order
         self.new_from = [0] * len(priorities)  # per level: its jobs new since the last session
         self.held: list[set[int]] = [set() for _ in priorities]  # strict queues held, per level
         self.freed = True  # something was freed since the last session
@@ -365,6 +374,7 @@ class PlainReplay:
         levels = self.levels
         level_of = [self.level_of[q] for q in self.queue_of]
         one_queue = len(levels) == 1 and self.width[0] == 1
+        all_strict = [strict and not one_queue for strict in self.all_strict]
         session = (
             (self._strict_session if self.strict[0] else self._fcfs_session)
             if one_queue
@@ -405,7 +415,12 @@ class PlainReplay:
                     table.never(i, why)
                     ended += 1
                     continue
-                levels[level_of[i]].append(i)
+                lv = level_of[i]
+                if all_strict[lv]:
+                    self.arrival[i] = nxt
+                    self.queued[self.queue_of[i]].append(i)
+                else:
+                    levels[lv].append(i)
                 self.pending += 1
             if self.pending:
                 stats.sessions += 1
@@ -492,12 +507,41 @@ class PlainReplay:
         level[:] = keep
         self.new_from[0] = len(level)
 
+    def _strict_level(self, lv: int, now: float) -> None:
+        """A priority level of strict queues: their heads in arrival order, each queue
+        tried until its first job that cannot start (it holds the rest). With nothing
+        freed since the last session, a queue it held is held still (its head pends
+        again: free slots only fell)."""
+        queued, arrival = self.queued, self.arrival
+        held = set() if self.freed else self.held[lv]
+        heads = [(arrival[queued[q][0]], q) for q in self.level_queues[lv] if queued[q]]
+        heads = [(a, q) for a, q in heads if q not in held]
+        heapq.heapify(heads)
+        place, tasks = self.space.place, self.tasks
+        while heads:
+            q = heapq.heappop(heads)[1]
+            jobs = queued[q]
+            i = jobs[0]
+            placed = place(tasks[i])
+            self.sim.stats.decisions += 1
+            if placed is None:
+                held.add(q)
+                continue
+            self._start(i, now, placed)
+            jobs.popleft()
+            if jobs:
+                heapq.heappush(heads, (arrival[jobs[0]], q))
+        self.held[lv] = held
+
     def _session(self, now: float) -> None:
         """Any number of queues and priority levels, strict and fcfs mixed: each level in
         turn, its jobs in arrival order; a strict queue's first job that cannot start
         holds the rest of that queue."""
         place, tasks, queue_of, strict = self.space.place, self.tasks, self.queue_of, self.strict
         for lv, level in enumerate(self.levels):
+            if self.all_strict[lv]:
+                self._strict_level(lv, now)
+                continue
             if not level:
                 continue
             # nothing freed since the last session: its pending jobs pend again (free
