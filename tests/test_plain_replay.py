@@ -14,6 +14,7 @@ plan and the pick order; and every non-plain option or input keeps the general p
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
@@ -29,10 +31,11 @@ from hypothesis import strategies as st
 import xce.sim.plain as plain_module
 from builders import ClusterBuilder
 from xce.cluster import ClusterState
+from xce.errors import EventError
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
 from xce.sim.metrics import metrics, write_jobs_csv, write_metrics
-from xce.sim.model import SimJob
+from xce.sim.model import RecordTable, SimJob
 from xce.sim.plain import PlainReplay, plain_replay
 from xce.sim.workload import load_workload
 
@@ -164,6 +167,8 @@ def assert_same_result(fast: SimResult, general: SimResult) -> None:
     assert list(fast.host_names) == list(general.host_names)
     assert fast.base_load == general.base_load == []
     assert metrics(fast) == metrics(general)
+    if isinstance(fast.records, RecordTable) and isinstance(general.records, RecordTable):
+        assert np.array_equal(fast.records.slots, general.records.slots)  # 0 if never ran
 
 
 def both_ways(case: Case) -> tuple[SimResult, SimResult]:
@@ -378,6 +383,27 @@ def test_the_fill_plan_when_no_balanced_plan_fits() -> None:
     assert tuple(got["a"].host_slots) == (1, 3, 1)
 
 
+def test_hosts_far_wider_than_the_cluster_is_long() -> None:
+    """A host of 1,000 slots among three of 4: the plain replay counts free hosts by
+    searching the sorted free slots (no histogram 1,000 wide). With 700 of the big
+    host held, 310 tasks fit no balanced plan (two buckets of 155 need two hosts that
+    large) and the fill plan takes 4, 300, 4 and 2; the jobs behind wait for its end
+    and then place first fit on the big host."""
+    state = hosts_of(4, 1000, 4, 4).build()
+    jobs = [
+        SimJob("big", 0.0, 50.0, 700),
+        SimJob("wide", 1.0, 10.0, 310),
+        SimJob("even", 2.0, 10.0, 8),
+        SimJob("odd", 3.0, 10.0, 5),
+    ]
+    got = plain_and_general(state, jobs)
+    assert tuple(got["big"].hosts) == ("h1",)
+    assert tuple(got["wide"].hosts) == ("h0", "h1", "h2", "h3")  # the fill plan: 4, 300, 4, 2
+    assert tuple(got["wide"].host_slots) == (4, 300, 4, 2)
+    assert got["even"].start == got["odd"].start == 11.0  # when "wide" ends
+    assert tuple(got["even"].hosts) == tuple(got["odd"].hosts) == ("h1",)
+
+
 def test_one_slot_hosts_take_the_first_free_hosts() -> None:
     """On one-slot hosts a job of n tasks takes the first n free hosts in host order
     (here h0 is held, so h1-h3)."""
@@ -534,6 +560,34 @@ def test_non_plain_replays_take_the_general_path(name: str) -> None:
         result = sim.run()
     verify(result, sim.jobs)
     assert all(r.start is not None and r.unrunnable is None for r in result.records)
+
+
+@pytest.mark.parametrize(
+    "job",
+    [
+        SimJob("bad", 3.0, 10.0, 2, requested_time=math.nan),
+        SimJob("bad", 3.0, 10.0, 2, requested_time=math.inf),
+        SimJob("bad", 3.0, 1e16, 2),
+        SimJob("bad", 3.0, True, 2),
+    ],
+    ids=["estimate nan", "estimate inf", "runtime past the limit", "runtime a bool"],
+)
+def test_numbers_the_core_refuses_take_the_general_path(job: SimJob) -> None:
+    """A job whose times the core refuses (built in Python: the loaders refuse them
+    first) is not replayed plain: the general path refuses it with the core's error,
+    where the plain replay would have run it (review finding)."""
+    jobs = [*BASE_JOBS[:3], job]
+    sim = Simulation(base_cluster().build(), jobs, SimOptions())
+    assert plain_replay(sim) is None
+    with pytest.raises(EventError, match="JobSubmitted: job 'bad'"):
+        sim.run()
+
+
+def test_the_last_end_past_the_limit_takes_the_general_path() -> None:
+    """Valid times whose schedule could end past MAX_NUMBER: not plain (the core would
+    refuse such a start or end)."""
+    jobs = [SimJob("a", 0.0, 6e14, 1), SimJob("b", 1.0, 6e14, 12)]
+    assert plain_replay(Simulation(base_cluster().build(), jobs, SimOptions())) is None
 
 
 # --- whole traces (the slow suite) -------------------------------------------------------

@@ -281,6 +281,14 @@ def test_a_lost_finish_with_nothing_waiting_is_an_internal_error() -> None:
         _run_and_verify(LosesTheLastFinish)
 
 
+def test_verify_takes_a_record_without_claims() -> None:
+    """A record that ran with no claims and no slots (an engine's odd but consistent
+    record) is checked, not crashed on: its claims add up to its 0 slots (review
+    finding: the columnar check read the first slot count of an empty column)."""
+    engine = _tampered(_edit("a", hosts=(), host_slots=(), slots=0))
+    verify(engine(uniform_cluster(2, 1), WORKLOAD).run(), WORKLOAD)
+
+
 def test_the_unbroken_engine_passes() -> None:
     result = Simulation(uniform_cluster(2, 1), WORKLOAD).run()
     verify(result, WORKLOAD)

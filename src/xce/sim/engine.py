@@ -1046,7 +1046,9 @@ def _claims_add_up(table: RecordTable, ran: npt.NDArray[np.intp]) -> npt.NDArray
         hosts, slots = table.hosts_of(i), table.host_slots[i]
         if hosts is None or slots is None or len(hosts) != len(slots):
             continue
-        total = int(slots[0]) * len(slots) if slots.strides == (0,) else int(slots.sum())
+        total = (
+            int(slots[0]) * len(slots) if len(slots) and slots.strides == (0,) else int(slots.sum())
+        )
         fine[k] = total == table.slots[i]
     return fine
 

@@ -392,8 +392,8 @@ class RecordTable(Sequence[JobRecord]):
         if math.isnan(start):
             return JobRecord(job, None, None, unrunnable=why)
         hosts, host_slots = self.hosts_of(i), self.host_slots[i]
-        assert hosts is not None
-        assert host_slots is not None
+        if hosts is None or host_slots is None:  # a start without its claims (of())
+            hosts, host_slots = np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.int64)
         s0 = int(self.seq_start[i])
         times, lost = self._preempted.get(i, (0, 0.0))
         planned, ahead = self._planned.get(i, (None, False))

@@ -44,6 +44,7 @@ import math
 import time
 from array import array
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,6 +53,7 @@ import numpy.typing as npt
 from xce.alloc.outcome import _same_slots
 from xce.alloc.request import PreparedPrimary, prepare_requirement
 from xce.cluster import SLOTS, HostStatus
+from xce.cluster.schema import MAX_NUMBER
 from xce.core.pickers import picker_traits
 from xce.errors import InputError, InternalError, clip
 from xce.sim.model import RecordTable, Timeline
@@ -85,7 +87,7 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     if capacity is None:
         return None
     tasks = _plain_tasks(sim)
-    if tasks is None:
+    if tasks is None or not _numbers_in_range(sim):
         return None
     verdicts = _verdicts(sim, tasks, int(capacity.sum()))
     if verdicts is None:
@@ -115,6 +117,33 @@ def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | 
                 return None
             verdicts[n] = why
     return verdicts
+
+
+def _numbers_in_range(sim: Simulation) -> bool:
+    """Whether the core would take every job's times, and every start and end the replay
+    can reach: finite numbers of at most MAX_NUMBER (the general path refuses the others
+    with the core's own error, so it replays them). No start or end can pass the last
+    submission plus every job's run one after the other."""
+    latest = 0.0
+    total = 0.0
+    for job in sim.jobs:
+        submit, runtime, estimate = job.submit, job.runtime, job.requested_time
+        if not (_number(submit) and _number(runtime)):
+            return False
+        if estimate is not None and not _number(estimate):
+            return False
+        latest = max(latest, abs(submit))
+        total += runtime
+    return latest + total <= MAX_NUMBER
+
+
+def _number(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value) <= MAX_NUMBER
+    )
 
 
 def _slot_capacity(sim: Simulation) -> IntArray | None:
@@ -239,15 +268,14 @@ class _Free:
     def _balanced(self, n: int) -> tuple[IntArray, IntArray] | None:
         """The first balanced plan of k >= 2 buckets that fits, placed."""
         free = self.free
-        top = self.top
-        ge = np.bincount(free, minlength=top + 2)[::-1].cumsum()[::-1]  # ge[s]: hosts >= s
-        last = min(n, int(ge[1]))
+        at_least = self._at_least()
+        last = min(n, int(at_least(np.ones(1, dtype=np.int64))[0]))
         if last < 2:
             return None
         ks = np.arange(2, last + 1, dtype=np.int64)
         q = n // ks
         r = n - q * ks
-        fits = (ge[np.minimum(q + 1, top + 1)] >= r) & (ge[np.minimum(q, top + 1)] >= ks)
+        fits = (at_least(q + 1) >= r) & (at_least(q) >= ks)
         i = int(fits.argmax())
         if not fits[i]:
             return None
@@ -263,6 +291,28 @@ class _Free:
             (np.full(r1, q1 + 1, dtype=np.int64), np.full(k - r1, q1, dtype=np.int64))
         )
         return np.concatenate((big, small)), slots
+
+    def _at_least(self) -> Callable[[IntArray], IntArray]:
+        """How many hosts have at least s slots free, for each s of an array: from a
+        histogram of free slots when the largest host is small beside the host count,
+        else by searching the sorted free counts (no array as long as the largest host)."""
+        free = self.free
+        top = self.top
+        if top <= 4 * len(free) + 64:
+            ge = np.bincount(free, minlength=top + 2)[::-1].cumsum()[::-1]  # ge[s]: >= s
+
+            def counted(s: IntArray) -> IntArray:
+                out: IntArray = ge[np.minimum(s, top + 1)]
+                return out
+
+            return counted
+        ordered = np.sort(free)
+
+        def searched(s: IntArray) -> IntArray:
+            out: IntArray = len(ordered) - np.searchsorted(ordered, s, side="left")
+            return out
+
+        return searched
 
     def _fill(self, n: int) -> tuple[IntArray, IntArray]:
         """The fill plan: hosts in order, each taking what it can of the rest."""
@@ -441,6 +491,7 @@ class PlainReplay:
         if progress is not None:
             progress(ended, times[-1] if times else 0.0)
         table.slots[:] = tasks
+        table.slots[np.isnan(table.start)] = 0  # never ran: no slots
         lost = [j.id for i, j in enumerate(jobs) if not table.written(i)]
         if lost:
             raise InternalError(f"jobs never ended: {', '.join(clip(x) for x in lost[:5])}")
