@@ -124,26 +124,23 @@ def _numbers_in_range(sim: Simulation) -> bool:
     can reach: finite numbers of at most MAX_NUMBER (the general path refuses the others
     with the core's own error, so it replays them). No start or end can pass the last
     submission plus every job's run one after the other."""
-    latest = 0.0
-    total = 0.0
-    for job in sim.jobs:
-        submit, runtime, estimate = job.submit, job.runtime, job.requested_time
-        if not (_number(submit) and _number(runtime)):
+    jobs = sim.jobs
+    estimates = [j.requested_time for j in jobs if j.requested_time is not None]
+    kinds = {type(j.submit) for j in jobs} | {type(j.runtime) for j in jobs}
+    kinds |= {type(e) for e in estimates}
+    if not all(issubclass(k, int | float) and not issubclass(k, bool) for k in kinds):
+        return False
+    try:
+        submit = np.fromiter((j.submit for j in jobs), dtype=np.float64, count=len(jobs))
+        runtime = np.fromiter((j.runtime for j in jobs), dtype=np.float64, count=len(jobs))
+        estimate = np.array(estimates, dtype=np.float64)
+    except OverflowError:
+        return False
+    for values in (submit, runtime, estimate):
+        if not (np.isfinite(values).all() and (np.abs(values) <= MAX_NUMBER).all()):
             return False
-        if estimate is not None and not _number(estimate):
-            return False
-        latest = max(latest, abs(submit))
-        total += runtime
-    return latest + total <= MAX_NUMBER
-
-
-def _number(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and abs(value) <= MAX_NUMBER
-    )
+    latest = float(np.abs(submit).max()) if len(submit) else 0.0
+    return latest + float(runtime.sum()) <= MAX_NUMBER
 
 
 def _slot_capacity(sim: Simulation) -> IntArray | None:
