@@ -114,6 +114,9 @@ class JobPicker(Protocol):
       (:func:`holds_queue`) holds every later job of its queue, one pending ``LIMIT``
       holds the later jobs its limits apply to. The driver then knows a queue whose head
       waits for resources pends whole until something is freed.
+
+    The simulator's plain replay (:mod:`xce.sim.plain`) takes these two promises as the
+    whole order: a plain workload under such pickers is replayed without cursors.
     """
 
     name: str
