@@ -159,15 +159,17 @@ def _slot_capacity(sim: Simulation) -> IntArray | None:
 
 def _plain_tasks(sim: Simulation) -> list[int] | None:
     """Each job's task count, if every job is plain (slots alone); None otherwise."""
-    tasks = [job.tasks for job in sim.jobs]
-    if not all(isinstance(n, int) and n >= 1 for n in tasks):
-        return None  # a compound requirement's own task count, or none
+    tasks: list[int] = []
+    for job in sim.jobs:
+        if job.tasks is None or job.tasks < 1:
+            return None  # a compound requirement's own task count, or none
+        tasks.append(job.tasks)
     catalog = sim.core.catalog
     # What makes a requirement plain does not depend on the task count a job gives it
     # (every job's requirement and count were checked when the simulation was made).
     first: dict[str, int] = {}
-    for job in sim.jobs:
-        first.setdefault(job.resreq, job.tasks or 1)
+    for job, n in zip(sim.jobs, tasks, strict=True):
+        first.setdefault(job.resreq, n)
     for text, n in first.items():
         try:
             requirement = prepare_requirement(text, catalog, n, n)
@@ -180,7 +182,7 @@ def _plain_tasks(sim: Simulation) -> list[int] | None:
             and _plain_primary(alternatives[0][0], n)
         ):
             return None
-    return [n for n in tasks if n is not None]
+    return tasks
 
 
 def _plain_primary(pp: PreparedPrimary, n: int) -> bool:
@@ -420,13 +422,6 @@ class PlainReplay:
         space = self.space
         levels = self.levels
         level_of = [self.level_of[q] for q in self.queue_of]
-        one_queue = len(levels) == 1 and self.width[0] == 1
-        all_strict = [strict and not one_queue for strict in self.all_strict]
-        session = (
-            (self._strict_session if self.strict[0] else self._fcfs_session)
-            if one_queue
-            else self._session
-        )
         ended = step_count = nxt = 0
         progress = sim.progress
         pop = heapq.heappop
@@ -463,7 +458,7 @@ class PlainReplay:
                     ended += 1
                     continue
                 lv = level_of[i]
-                if all_strict[lv]:
+                if self.all_strict[lv]:
                     self.arrival[i] = nxt
                     self.queued[self.queue_of[i]].append(i)
                 else:
@@ -471,7 +466,7 @@ class PlainReplay:
                 self.pending += 1
             if self.pending:
                 stats.sessions += 1
-                session(now)
+                self._session(now)
                 self.freed = False
             if times and times[-1] == now:  # Timeline.add, inline
                 busy_at[-1], pending_at[-1] = self.busy, self.pending
@@ -515,46 +510,6 @@ class PlainReplay:
         self.pending -= 1
         self.sim.stats.dispatched += 1
 
-    def _strict_session(self, now: float) -> None:
-        """One strict queue: start jobs from its head until one cannot start (it holds
-        the rest). With nothing freed since a session that left a head, the head pends
-        again (free slots only fell), and so does the whole queue."""
-        level = self.levels[0]
-        if not self.freed and self.new_from[0]:
-            self.new_from[0] = len(level)
-            return
-        place, tasks = self.space.place, self.tasks
-        started = 0
-        for i in level:
-            placed = place(tasks[i])
-            self.sim.stats.decisions += 1
-            if placed is None:
-                break
-            self._start(i, now, placed)
-            started += 1
-        if started:
-            del level[:started]
-        self.new_from[0] = len(level)
-
-    def _fcfs_session(self, now: float) -> None:
-        """One first-come-first-served queue: every job tried in order (with nothing
-        freed since the last session, only the jobs new since: the others pend again)."""
-        level = self.levels[0]
-        first = 0 if self.freed else self.new_from[0]
-        place, tasks, space = self.space.place, self.tasks, self.space
-        keep = level[:first]
-        for at in range(first, len(level)):
-            i = level[at]
-            n = tasks[i]
-            placed = place(n) if n <= space.total else None
-            self.sim.stats.decisions += 1
-            if placed is None:
-                keep.append(i)
-            else:
-                self._start(i, now, placed)
-        level[:] = keep
-        self.new_from[0] = len(level)
-
     def _strict_level(self, lv: int, now: float) -> None:
         """A priority level of strict queues: their heads in arrival order, each queue
         tried until its first job that cannot start (it holds the rest). With nothing
@@ -562,10 +517,26 @@ class PlainReplay:
         again: free slots only fell)."""
         queued, arrival = self.queued, self.arrival
         held = set() if self.freed else self.held[lv]
-        heads = [(arrival[queued[q][0]], q) for q in self.level_queues[lv] if queued[q]]
-        heads = [(a, q) for a, q in heads if q not in held]
-        heapq.heapify(heads)
         place, tasks = self.space.place, self.tasks
+        queues = self.level_queues[lv]
+        if len(queues) == 1:  # one queue: its jobs in order, no merge of heads
+            q = queues[0]
+            jobs = queued[q]
+            while jobs and q not in held:
+                i = jobs[0]
+                placed = place(tasks[i])
+                self.sim.stats.decisions += 1
+                if placed is None:
+                    held.add(q)
+                else:
+                    self._start(i, now, placed)
+                    jobs.popleft()
+            self.held[lv] = held
+            return
+        heads = [
+            (arrival[queued[q][0]], q) for q in self.level_queues[lv] if queued[q] and q not in held
+        ]
+        heapq.heapify(heads)
         while heads:
             q = heapq.heappop(heads)[1]
             jobs = queued[q]
@@ -585,7 +556,8 @@ class PlainReplay:
         """Any number of queues and priority levels, strict and fcfs mixed: each level in
         turn, its jobs in arrival order; a strict queue's first job that cannot start
         holds the rest of that queue."""
-        place, tasks, queue_of, strict = self.space.place, self.tasks, self.queue_of, self.strict
+        space, tasks, queue_of, strict = self.space, self.tasks, self.queue_of, self.strict
+        place = space.place
         for lv, level in enumerate(self.levels):
             if self.all_strict[lv]:
                 self._strict_level(lv, now)
@@ -604,7 +576,8 @@ class PlainReplay:
                 if q in held:
                     keep.append(i)
                     continue
-                placed = place(tasks[i])
+                n = tasks[i]
+                placed = place(n) if n <= space.total else None  # (place's own first test)
                 self.sim.stats.decisions += 1
                 if placed is not None:
                     self._start(i, now, placed)
