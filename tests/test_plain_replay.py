@@ -478,7 +478,7 @@ def test_walltime_kills_and_zero_second_jobs_at_one_instant() -> None:
 
 
 def base_cluster() -> ClusterBuilder:
-    return ClusterBuilder().hosts(3, slots=4, mem=16.0)
+    return ClusterBuilder().hosts(3, slots=4, mem=16.0, type="X86_64")
 
 
 BASE_JOBS = [SimJob(f"j{i}", float(i), 10.0, 1 + i % 5) for i in range(8)]
@@ -528,6 +528,8 @@ NOT_PLAIN = {
     "select": _with_resreq("select[mem>=1]"),
     "rusage": _with_resreq("rusage[mem=1]"),
     "span": _with_resreq("span[ptile=1]"),
+    "order": _with_resreq("order[slots]"),
+    "same": _with_resreq("same[type]"),
     "interval": _with_options(interval=60.0),
     "picker fairshare": _with_options(picker="fairshare"),
     "queue picker fairshare": _queue_picked_by("fairshare"),
