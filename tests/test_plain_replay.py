@@ -550,7 +550,7 @@ NOT_PLAIN = {
 
 @pytest.mark.parametrize("name", list(NOT_PLAIN))
 def test_non_plain_replays_take_the_general_path(name: str) -> None:
-    """Each non-plain input or option (a select, rusage or span requirement, an
+    """Each non-plain input or option (a select, rusage, span, order or same requirement, an
     interval, a fairshare picker, a backfill policy that plans, fast paths or the plain
     replay off, limits, a preempting queue, a reservation, initial running work) makes
     ``plain_replay`` None; the general path still replays it: every job ends once,
