@@ -25,6 +25,8 @@ from xce.core import (
     JobPicker,
     Pick,
     PickerRegistry,
+    PlainCursor,
+    PlainOrder,
     QueueCursor,
     QueuesChanged,
     SchedulerCore,
@@ -34,6 +36,7 @@ from xce.core import (
     fairshare_priority,
     fcfs_order,
 )
+from xce.core.pickers import held_slots, plain_order
 from xce.errors import EventError, InputError, RegistryError
 
 BUILTINS = ("fcfs", "strict", "fairshare")
@@ -781,6 +784,70 @@ def test_fairshare_cursor_counts_dispatched_slots_from_feedback() -> None:
     # ... but when j1 pends, alice keeps 2/1 and offers j3 at once.
     pended = drain(picker.start(q, state.jobs, state), [False, True, True, True])
     assert [p.job.id for p in pended] == ["j1", "j3", "j0", "j2"]
+
+
+def drain_plain(cursor: PlainCursor, fates: Mapping[str, bool]) -> list[str]:
+    """Take every job of a plain cursor, reporting ``started`` for those whose fate is
+    True (their tasks as slots); the job ids in the order taken."""
+    taken: list[str] = []
+    while True:
+        seen = cursor.peek_job()
+        job = cursor.pop_job()
+        assert job == seen, "pop_job must return what peek_job returned"
+        if job is None:
+            return taken
+        taken.append(job.id)
+        if fates[job.id]:
+            cursor.started(job, float(job.min_tasks))
+
+
+plain_fates = st.lists(st.booleans(), min_size=10, max_size=10)
+
+
+@given(jobs=contract_jobs, running=st.integers(0, 3), fates=plain_fates)
+def test_fairshare_plain_cursor_orders_as_its_session_cursor(
+    jobs: list[tuple[str, int, int]], running: int, fates: list[bool]
+) -> None:
+    """PlainOrder (issue 15): ``start_plain`` with the slots the queue's running work
+    holds per user (``held_slots``) offers the jobs in the order of ``start`` on the
+    state, when the same jobs start (reported by ``started`` / ``feedback``)."""
+    picker = builtin("fairshare")
+    assert isinstance(picker, PlainOrder)
+    assert plain_order(picker) is picker
+    state = contract_state(jobs, running)
+    q = state.queues["q"]
+    fate = {j.id: fates[i] for i, j in enumerate(state.jobs)}
+    session = drain(picker.start(q, state.jobs, state), [fate[j.id] for j in state.jobs])
+    # drain feeds fates by pick position; give start_plain the same fate per pick
+    by_pick = {p.job.id: fates[i] for i, p in enumerate(session)}
+    plain = picker.start_plain(q, list(state.jobs), held_slots("q", state))
+    assert isinstance(plain, PlainCursor)
+    assert drain_plain(plain, by_pick) == [p.job.id for p in session]
+
+
+@given(jobs=contract_jobs, running=st.integers(0, 3), fates=plain_fates, out=plain_fates)
+def test_fairshare_plain_order_keeps_its_promise(
+    jobs: list[tuple[str, int, int]], running: int, fates: list[bool], out: list[bool]
+) -> None:
+    """PlainOrder's promise, which the plain replay relies on: leaving out any jobs that
+    do not start changes not the order of the others."""
+    picker = builtin("fairshare")
+    state = contract_state(jobs, running)
+    q = state.queues["q"]
+    held = held_slots("q", state)
+    fate = {j.id: fates[i] for i, j in enumerate(state.jobs)}
+    whole = drain_plain(picker.start_plain(q, list(state.jobs), held), fate)
+    kept = [j for i, j in enumerate(state.jobs) if fate[j.id] or not out[i]]
+    assert drain_plain(picker.start_plain(q, kept, held), fate) == [
+        x for x in whole if x in {j.id for j in kept}
+    ]
+
+
+def test_plain_order_is_offered_only_by_a_picker_that_has_it() -> None:
+    """fcfs and strict are monotone and offer no PlainOrder; fairshare does."""
+    assert plain_order(builtin("fcfs")) is None
+    assert plain_order(builtin("strict")) is None
+    assert plain_order(builtin("fairshare")) is not None
 
 
 # --- strict: who holds the queue (issue 9) -------------------------------------------------

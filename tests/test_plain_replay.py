@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 import xce.sim.plain as plain_module
 from builders import ClusterBuilder
-from xce.cluster import ClusterState
+from xce.cluster import ClusterState, PendingJob, Queue
+from xce.core import FcfsPicker, QueueCursor, default_pickers
 from xce.errors import EventError
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
@@ -40,7 +41,9 @@ from xce.sim.plain import PlainReplay, plain_replay
 from xce.sim.workload import load_workload
 
 QUEUE_NAMES = ("hi", "mid", "lo")
-PICKERS = (None, "fcfs", "strict")  # None: the default (the cluster's, else fcfs)
+PICKERS = (None, "fcfs", "strict", "fairshare")  # None: the default (cluster's, else fcfs)
+USERS = ("u1", "u2", "u3")
+SHARES = (None, None, {"u1": 3.0}, {"u2": 0.5, "default": 2.0}, {"u1": 0.0, "u3": 4.0})
 STATUSES = ("ok", "ok", "ok", "ok", "closed", "unavail")
 TIMES = (0.0, 0.0, 1.0, 2.0, 2.5, 3.0, 5.0, 8.0, 13.0, 20.0, 40.0)  # repeats: same instants
 RUNTIMES = (0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0)  # repeats: same ends
@@ -55,7 +58,7 @@ class Case:
     failure by hand."""
 
     hosts: tuple[tuple[int, str], ...]
-    queues: tuple[tuple[str, int, str | None], ...]
+    queues: tuple[tuple[str, int, str | None, dict[str, float] | None], ...]
     default_picker: str | None  # the cluster's (state file's ``picker``)
     jobs: tuple[SimJob, ...]
     picker: str | None  # SimOptions.picker
@@ -66,8 +69,8 @@ class Case:
         b = ClusterBuilder()
         for i, (slots, status) in enumerate(self.hosts):
             b.host(f"h{i}", slots, status=None if status == "ok" else status)
-        for name, priority, picker in self.queues:
-            b.queue(name, priority, picker=picker)
+        for name, priority, picker, shares in self.queues:
+            b.queue(name, priority, picker=picker, shares=shares)
         if self.default_picker is not None:
             b.picker(self.default_picker)
         return b.build()
@@ -103,7 +106,8 @@ def plain_cases(draw: st.DrawFn) -> Case:
     one host, jobs wider than any host (balanced plans, with remainders, and the fill
     plan), jobs wider than the cluster's ok slots (unrunnable); submissions and ends at
     shared instants, zero-second runtimes, estimates shorter than runtimes, 0-3 declared
-    queues of equal or different priorities with fcfs, strict or the default picker."""
+    queues of equal or different priorities with fcfs, strict, fairshare (random shares)
+    or the default picker; three users."""
     hosts = draw(host_shapes())
     ok = [s for s, status in hosts if status == "ok"]
     top, total = max(ok, default=0), sum(ok)
@@ -115,7 +119,12 @@ def plain_cases(draw: st.DrawFn) -> Case:
     tasks.append(st.integers(total + 1, total + 3))  # wider than the cluster
     declared = draw(st.lists(st.sampled_from(QUEUE_NAMES), max_size=3, unique=True))
     queues = tuple(
-        (name, draw(st.sampled_from((0, 10, 20))), draw(st.sampled_from(PICKERS)))
+        (
+            name,
+            draw(st.sampled_from((0, 10, 20))),
+            draw(st.sampled_from(PICKERS)),
+            draw(st.sampled_from(SHARES)),
+        )
         for name in declared
     )
     queue = st.sampled_from((*declared, "normal"))
@@ -127,7 +136,7 @@ def plain_cases(draw: st.DrawFn) -> Case:
                 draw(st.sampled_from(TIMES)),
                 draw(st.sampled_from(RUNTIMES)),
                 draw(st.one_of(tasks)),
-                user=draw(st.sampled_from(("u1", "u2"))),
+                user=draw(st.sampled_from(USERS)),
                 queue=draw(queue),
                 requested_time=draw(st.sampled_from(ESTIMATES)),
             )
@@ -191,7 +200,8 @@ def both_ways(case: Case) -> tuple[SimResult, SimResult]:
 @given(case=plain_cases())
 def test_plain_replay_decides_as_the_general_path(case: Case) -> None:
     """issue 15 property: random plain workloads on random clusters (uniform, one-slot
-    and mixed hosts, some not ok; several queues and priorities; fcfs and strict;
+    and mixed hosts, some not ok; several queues and priorities; fcfs, strict and
+    fairshare;
     single_queue on and off; enforce_walltime on and off) reach the plain replay, and it
     gives the general path's records, timeline, hosts and metrics."""
     both_ways(case)
@@ -238,6 +248,25 @@ def recorded_placements(seen: Counter[str]) -> Iterator[None]:
         yield
 
 
+def out_of_fcfs_order(case: Case, result: SimResult) -> bool:
+    """Whether two jobs of one queue started at one instant in the other order than
+    their submissions: only fairshare does that (a job that fits after another fits
+    before it, since a job fits iff it wants at most the free slots)."""
+    ran = [(i, r) for i, r in enumerate(result.records) if r.start is not None]
+    for i, a in ran:
+        for j, b in ran:
+            if (
+                a.job.queue == b.job.queue
+                and a.start == b.start
+                and (a.job.submit, i) < (b.job.submit, j)
+                and a.sequence is not None
+                and b.sequence is not None
+                and b.sequence[0] < a.sequence[0]
+            ):
+                return True
+    return False
+
+
 def features(case: Case, result: SimResult) -> set[str]:
     """What a replayed case exercised, beyond the placement rules."""
     out = set()
@@ -268,6 +297,13 @@ def features(case: Case, result: SimResult) -> set[str]:
         out.add("strict only")
     if not any(replayer.strict):
         out.add("fcfs only")
+    if any(order is not None for order in replayer.orders):
+        out.add("fairshare")
+    for lv, ordered in enumerate(replayer.ordered):
+        if ordered and len(replayer.level_queues[lv]) > 1:
+            out.add("fairshare merged with other queues")
+    if out_of_fcfs_order(case, result):
+        out.add("fairshare reordered")
     if len(set(replayer.level_of)) > 1:
         out.add("several priorities")
     if len(replayer.level_of) > len(set(replayer.level_of)):
@@ -300,6 +336,9 @@ FEATURES = {
     "fcfs only",
     "several priorities",
     "queues of one priority",
+    "fairshare",
+    "fairshare merged with other queues",
+    "fairshare reordered",
     "single_queue=True",
     "single_queue=False",
 }
@@ -447,6 +486,80 @@ def test_a_higher_priority_queue_goes_first() -> None:
     assert got["lo-job"].start == 20.0
 
 
+def test_fairshare_takes_turns_between_users_in_one_session() -> None:
+    """fairshare on one host of 2 slots: u1 submits three jobs, then u2 one, all at 0.
+    u1's first job starts (equal priorities: the earlier job); u1 now holds a slot, so
+    u2's job goes next, though submitted after u1's second; u1's others wait."""
+    jobs = [SimJob(f"a{k}", 0.0, 10.0, 1, user="u1") for k in range(3)]
+    jobs.append(SimJob("b", 0.0, 10.0, 1, user="u2"))
+    got = plain_and_general(hosts_of(2).build(), jobs, picker="fairshare")
+    assert got["a0"].start == got["b"].start == 0.0
+    assert got["a1"].start == got["a2"].start == 10.0
+
+
+def test_fairshare_counts_slots_held_by_running_jobs() -> None:
+    """fairshare: u1's long job holds a slot of the 2; u2's blocker holds the other
+    until 10. ``a`` (u1) and ``b`` (u2) wait from 2; at 10 one slot frees and u2, who
+    holds none then, goes first although ``a`` was submitted first."""
+    jobs = [
+        SimJob("long", 0.0, 100.0, 1, user="u1"),
+        SimJob("blocker", 1.0, 9.0, 1, user="u2"),
+        SimJob("a", 2.0, 5.0, 1, user="u1"),
+        SimJob("b", 2.0, 5.0, 1, user="u2"),
+    ]
+    got = plain_and_general(hosts_of(2).build(), jobs, picker="fairshare")
+    assert got["b"].start == 10.0
+    assert got["a"].start == 15.0
+
+
+def test_fairshare_merged_with_a_strict_queue_of_its_priority() -> None:
+    """A fairshare queue (u2 has share 3) and a strict queue of one priority on 4
+    slots: the session merges them by the submit time of each queue's next job; the
+    strict queue's head that cannot start holds it, the fairshare queue goes on."""
+    state = (
+        hosts_of(2, 2)
+        .queue("fs", 0, picker="fairshare", shares={"u2": 3.0})
+        .queue("st", 0, picker="strict")
+        .build()
+    )
+    jobs = [
+        SimJob("run", 0.0, 10.0, 3, queue="st"),
+        SimJob("head", 1.0, 10.0, 2, queue="st"),
+        SimJob("held", 1.0, 5.0, 1, queue="st"),
+        SimJob("x1", 2.0, 10.0, 1, queue="fs", user="u1"),
+        SimJob("y1", 3.0, 4.0, 1, queue="fs", user="u2"),
+        SimJob("x2", 3.0, 4.0, 1, queue="fs", user="u1"),
+    ]
+    got = plain_and_general(state, jobs)
+    assert got["x1"].start == 2.0
+    assert got["head"].start == 10.0  # it waited for "run"; "held" behind it
+    assert got["held"].start >= got["head"].start
+
+
+class LatestFirst:
+    """A picker neither monotone nor offering PlainOrder: newest job first."""
+
+    name = "latest"
+
+    def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
+        cursor = FcfsPicker().start(queue, list(reversed(jobs)), state)
+        cursor._jobs.reverse()  # type: ignore[attr-defined]
+        return cursor
+
+
+def test_a_picker_without_a_plain_order_takes_the_general_path() -> None:
+    """A picker that is not monotone_in_session and offers no ``start_plain`` keeps
+    the general path (its order is its own): the plain replay is not taken."""
+    registry = default_pickers(plugins=False)
+    registry.register(LatestFirst())
+    jobs = [SimJob(f"j{i}", 0.0, 10.0, 2) for i in range(3)]
+    sim = Simulation(hosts_of(2).build(), jobs, SimOptions(picker="latest"), pickers=registry)
+    assert plain_replay(sim) is None
+    result = sim.run()
+    verify(result, sim.jobs)
+    assert [r.start for r in result.records] == [20.0, 10.0, 0.0]
+
+
 def test_a_job_wider_than_the_ok_hosts_is_unrunnable_with_the_engines_message() -> None:
     """A job wider than the ok hosts' slots (a closed host's slots do not count) is
     reported unrunnable with the general path's triage message, and never starts."""
@@ -531,8 +644,6 @@ NOT_PLAIN = {
     "order": _with_resreq("order[slots]"),
     "same": _with_resreq("same[type]"),
     "interval": _with_options(interval=60.0),
-    "picker fairshare": _with_options(picker="fairshare"),
-    "queue picker fairshare": _queue_picked_by("fairshare"),
     "backfill easy": _with_options(backfill="easy"),
     "backfill conservative": _with_options(backfill="conservative"),
     "fast_paths off": _with_options(fast_paths=False),
@@ -548,10 +659,26 @@ NOT_PLAIN = {
 }
 
 
+PLAIN_FAIRSHARE = {
+    "picker fairshare": _with_options(picker="fairshare"),
+    "queue picker fairshare": _queue_picked_by("fairshare"),
+}
+
+
+@pytest.mark.parametrize("name", list(PLAIN_FAIRSHARE))
+def test_fairshare_queues_take_the_plain_replay(name: str) -> None:
+    """fairshare is not monotone, but offers its order through PlainOrder: a workload
+    under it (as the default picker or a queue's) is plain, and replayed as the general
+    path replays it."""
+    state, jobs, options = PLAIN_FAIRSHARE[name]()
+    assert isinstance(plain_replay(Simulation(state, jobs, options)), PlainReplay)
+    plain_and_general(state, jobs, picker=options.picker)
+
+
 @pytest.mark.parametrize("name", list(NOT_PLAIN))
 def test_non_plain_replays_take_the_general_path(name: str) -> None:
     """Each non-plain input or option (a select, rusage, span, order or same requirement, an
-    interval, a fairshare picker, a backfill policy that plans, fast paths or the plain
+    interval, a backfill policy that plans, fast paths or the plain
     replay off, limits, a preempting queue, a reservation, initial running work) makes
     ``plain_replay`` None; the general path still replays it: every job ends once,
     within capacity."""

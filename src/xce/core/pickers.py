@@ -24,12 +24,14 @@ point loads a class or factory called with no arguments).
 What a driver may skip is part of the picker, never inferred from its name: a picker
 declares ``monotone_in_session`` and ``blocks_queue_at_head`` (:class:`JobPicker`, read
 with :func:`picker_traits`); ``fcfs`` declares the first, ``strict`` both, ``fairshare``
-neither.
+neither. A picker whose order is neither but follows only the slots users hold
+(``fairshare``) may offer :class:`PlainOrder` for the simulator's plain replay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import heapq
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -44,13 +46,17 @@ __all__ = [
     "Pick",
     "PickerRegistry",
     "PickerTraits",
+    "PlainCursor",
+    "PlainOrder",
     "QueueCursor",
     "QueueHold",
     "StrictPicker",
     "default_pickers",
     "fairshare_priority",
+    "held_slots",
     "holds_queue",
     "picker_traits",
+    "plain_order",
 ]
 
 PICKER_GROUP = "xce.pickers"
@@ -124,6 +130,55 @@ class JobPicker(Protocol):
     def start(
         self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState
     ) -> QueueCursor: ...
+
+
+@runtime_checkable
+class PlainCursor(Protocol):
+    """One queue's jobs in one session of the simulator's plain replay, in its picker's
+    order (see :class:`PlainOrder`).
+
+    - ``peek_job()`` returns the job the queue would offer next without taking it (None
+      when it has no job left); ``pop_job()`` takes that job.
+    - ``started(job, slots)`` reports that ``job``, the job just taken, started holding
+      ``slots`` slots; it is called before the next ``peek_job``/``pop_job``, and not at
+      all for a job that did not start.
+    """
+
+    def peek_job(self) -> PendingJob | None: ...
+
+    def pop_job(self) -> PendingJob | None: ...
+
+    def started(self, job: PendingJob, slots: float) -> None: ...
+
+
+@runtime_checkable
+class PlainOrder(Protocol):
+    """Optional extension of a :class:`JobPicker` whose order is not
+    ``monotone_in_session`` but depends on the state only through the slots each user's
+    running work of the queue holds (``fairshare``). It lets the simulator's plain
+    replay (:mod:`xce.sim.plain`), which keeps no cluster state and no decisions, replay
+    the picker's queues too.
+
+    ``start_plain(queue, jobs, held)`` returns a fresh :class:`PlainCursor` over
+    ``jobs`` (some of the queue's pending jobs, in arrival order) that offers them in
+    exactly the order ``start`` would, with a state whose running work of ``queue``
+    holds ``held[user]`` slots per user (0 for a user not in ``held``), when every
+    decision is a dispatch reported through ``started`` or a pending decision.
+
+    The promise that makes it worth it: leaving out of ``jobs`` any job that would not
+    start this session does not change the order of the others. The replay leaves out
+    the jobs that want more slots than are free, and, between two sessions with nothing
+    freed, the jobs that pended (they pend again).
+    """
+
+    def start_plain(
+        self, queue: Queue, jobs: Sequence[PendingJob], held: Mapping[str, float]
+    ) -> PlainCursor: ...
+
+
+def plain_order(picker: JobPicker) -> PlainOrder | None:
+    """``picker`` as a :class:`PlainOrder`, if it offers ``start_plain``."""
+    return picker if isinstance(picker, PlainOrder) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,49 +362,87 @@ def fairshare_priority(share: float, slots: float) -> float:
     return share / (1.0 + slots)
 
 
+def held_slots(queue: str, state: ClusterState) -> dict[str, float]:
+    """The slots each user's running work of ``queue`` holds (users holding none are
+    left out)."""
+    held: dict[str, float] = {}
+    for run in state.running:
+        if run.queue == queue:
+            held[run.user] = held.get(run.user, 0.0) + run.slots
+    return held
+
+
 class _FairshareCursor:
+    """The fairshare order; the best user is found from a heap of one entry per user
+    with jobs left, ``(-priority, submit, order, rank, user)`` (the key of the user's
+    next job; ``rank``, the user's place in FCFS order of first jobs, settles what the
+    rest leaves equal, as the first-best scan it replaces did), so a pick costs
+    O(log users). The entry of the user whose job was just taken
+    goes back only at the next call, after ``feedback``/``started`` has counted its slots."""
+
     needs_feedback = True
 
-    def __init__(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> None:
+    def __init__(self, queue: Queue, jobs: Sequence[PendingJob], held: dict[str, float]) -> None:
         self._by_user: dict[str, list[PendingJob]] = {}
         for job in sorted(jobs, key=_fcfs_key):
             self._by_user.setdefault(job.user, []).append(job)
         self._next = dict.fromkeys(self._by_user, 0)
-        self._slots: dict[str, float] = {}
-        for run in state.running:
-            if run.queue == queue.name:
-                self._slots[run.user] = self._slots.get(run.user, 0.0) + run.slots
+        self._rank = {u: r for r, u in enumerate(self._by_user)}
+        self._slots = held
         default = queue.shares.get("default", 1.0)
         self._share = {u: queue.shares.get(u, default) for u in self._by_user}
+        self._heap = [self._entry(u) for u in self._by_user]
+        heapq.heapify(self._heap)
+        self._out: str | None = None  # the user whose entry is out of the heap
 
-    def _best(self) -> str | None:
-        best: tuple[float, float, int] | None = None
-        chosen = None
-        for user, jobs in self._by_user.items():
-            i = self._next[user]
-            if i >= len(jobs):
-                continue
-            prio = fairshare_priority(self._share[user], self._slots.get(user, 0.0))
-            key = (-prio, *_fcfs_key(jobs[i]))
-            if best is None or key < best:
-                best, chosen = key, user
-        return chosen
+    def _entry(self, user: str) -> tuple[float, float, int, int, str]:
+        job = self._by_user[user][self._next[user]]
+        prio = fairshare_priority(self._share[user], self._slots.get(user, 0.0))
+        return (-prio, job.submit_time, job.order, self._rank[user], user)
+
+    def _settle(self) -> None:
+        user = self._out
+        if user is not None:
+            self._out = None
+            if self._next[user] < len(self._by_user[user]):
+                heapq.heappush(self._heap, self._entry(user))
 
     def peek(self) -> Pick | None:
-        user = self._best()
-        return Pick(self._by_user[user][self._next[user]]) if user is not None else None
+        job = self.peek_job()
+        return Pick(job) if job is not None else None
+
+    def peek_job(self) -> PendingJob | None:
+        self._settle()
+        if not self._heap:
+            return None
+        user = self._heap[0][4]
+        return self._by_user[user][self._next[user]]
 
     def pop(self) -> Pick | None:
-        user = self._best()
-        if user is None:
+        job = self.pop_job()
+        return Pick(job) if job is not None else None
+
+    def pop_job(self) -> PendingJob | None:
+        self._settle()
+        if not self._heap:
             return None
+        user = heapq.heappop(self._heap)[4]
+        self._out = user
         self._next[user] += 1
-        return Pick(self._by_user[user][self._next[user] - 1])
+        return self._by_user[user][self._next[user] - 1]
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
         if isinstance(decision, Dispatched):
-            user = pick.job.user
-            self._slots[user] = self._slots.get(user, 0.0) + decision.allocation.slots
+            self.started(pick.job, decision.allocation.slots)
+
+    def started(self, job: PendingJob, slots: float) -> None:
+        user = job.user
+        self._slots[user] = self._slots.get(user, 0.0) + slots
+        if user != self._out and user in self._by_user:  # not the job just taken: rekey
+            self._heap = [e for e in self._heap if e[4] != user]
+            heapq.heapify(self._heap)
+            if self._next[user] < len(self._by_user[user]):
+                heapq.heappush(self._heap, self._entry(user))
 
 
 class FairsharePicker:
@@ -360,7 +453,15 @@ class FairsharePicker:
     blocks_queue_at_head = False
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
-        return _FairshareCursor(queue, jobs, state)
+        return _FairshareCursor(queue, jobs, held_slots(queue.name, state))
+
+    def start_plain(
+        self, queue: Queue, jobs: Sequence[PendingJob], held: Mapping[str, float]
+    ) -> PlainCursor:
+        # the order depends on the state only through the slots users hold; a job left
+        # out that would not start charges no slots, and within a user's jobs the order
+        # is FCFS, so the others keep their order (PlainOrder's promise)
+        return _FairshareCursor(queue, jobs, dict(held))
 
 
 PickerFactory = Callable[[], JobPicker]

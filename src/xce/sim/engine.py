@@ -894,7 +894,9 @@ def _pickers(
     return mine, picker.name
 
 
-def _pending(job: SimJob) -> PendingJob:
+def _pending(job: SimJob, order: int = 0) -> PendingJob:
+    """``job`` as the core's pending job; ``order`` is its place in arrival order (the
+    core numbers arrivals itself; the plain replay gives its own)."""
     tasks = job.tasks or 1
     return PendingJob(
         job.id,
@@ -906,7 +908,7 @@ def _pending(job: SimJob) -> PendingJob:
         job.resreq,
         job.submit,
         job.runtime,
-        0,  # the core numbers arrivals
+        order,
         job.tasks is not None,
         requested_time=job.requested_time,
     )

@@ -52,9 +52,9 @@ import numpy.typing as npt
 
 from xce.alloc.outcome import _same_slots
 from xce.alloc.request import PreparedPrimary, prepare_requirement
-from xce.cluster import SLOTS, HostStatus
+from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
 from xce.cluster.schema import MAX_NUMBER
-from xce.core.pickers import picker_traits
+from xce.core.pickers import PlainCursor, PlainOrder, picker_traits, plain_order
 from xce.errors import InputError, InternalError, clip
 from xce.sim.model import RecordTable, Timeline
 
@@ -94,12 +94,18 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         return None
     queues = sorted({j.queue for j in sim.jobs})
     strict: list[bool] = []
+    orders: list[PlainOrder | None] = []  # a picker's own order (not monotone)
     for name in queues:
-        traits = picker_traits(sim.picker_registry.get(core.picker_name(name)))
-        if not traits.monotone_in_session or core.backfill_for(name).plans:
+        if core.backfill_for(name).plans:
+            return None
+        picker = sim.picker_registry.get(core.picker_name(name))
+        traits = picker_traits(picker)
+        order = None if traits.monotone_in_session else plain_order(picker)
+        if not traits.monotone_in_session and order is None:
             return None
         strict.append(traits.blocks_queue_at_head)
-    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts)
+        orders.append(order)
+    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts, orders)
 
 
 def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | None] | None:
@@ -356,6 +362,7 @@ class PlainReplay:
         queues: list[str],
         strict: list[bool],
         verdicts: dict[int, str | None],
+        orders: list[PlainOrder | None],
     ) -> None:
         self.sim = sim
         self.verdicts = verdicts
@@ -372,13 +379,25 @@ class PlainReplay:
         self.level_queues = [
             [q for q, at in enumerate(self.level_of) if at == lv] for lv in range(len(priorities))
         ]
-        # a level whose queues are all strict keeps each queue's jobs apart (a session
-        # tries only the queues' heads); the others keep one list in arrival order
-        self.all_strict = [all(strict[q] for q in qs) for qs in self.level_queues]
+        self.orders = orders
+        # a level with a queue whose picker has an order of its own (PlainOrder) merges
+        # its queues' cursors; of the others, a level whose queues are all strict keeps
+        # each queue's jobs apart (a session tries only the queues' heads), and the rest
+        # keep one list in arrival order
+        self.ordered = [any(orders[q] is not None for q in qs) for qs in self.level_queues]
+        self.all_strict = [
+            all(strict[q] for q in qs) and not ordered
+            for qs, ordered in zip(self.level_queues, self.ordered, strict=True)
+        ]
+        self.queue_objects = [state.queues.get(name) or Queue(name) for name in queues]
+        # per queue with an order of its own: the slots its users' running jobs hold
+        self.held_slots: list[dict[str, float]] = [{} for _ in queues]
+        self.pending_jobs: dict[int, PendingJob] = {}  # ordered levels' jobs, by arrival
         self.space = _Free(capacity)
         self.levels: list[list[int]] = [[] for _ in priorities]
         self.queued: list[deque[int]] = [deque() for _ in queues]
         self.arrival = array("q", bytes(8 * len(tasks)))  # each job's place in arrival order
+        self.by_arrival = array("q")  # the jobs in arrival order (set by run)
         self.new_from = [0] * len(priorities)  # per level: its jobs new since the last session
         self.held: list[set[int]] = [set() for _ in priorities]  # strict queues held, per level
         self.freed = True  # something was freed since the last session
@@ -390,7 +409,7 @@ class PlainReplay:
         self.running: dict[int, tuple[float, Placed, int, bool]] = {}
 
     def run(self) -> SimResult:
-        from xce.sim.engine import SimResult  # the engine imports this module lazily
+        from xce.sim.engine import SimResult, _pending  # the engine imports this lazily
 
         sim = self.sim
         began = time.perf_counter()
@@ -405,6 +424,7 @@ class PlainReplay:
         submitted = np.fromiter((j.submit for j in jobs), dtype=np.float64, count=len(jobs))
         order = array("q")  # by submit time, then file order (8 bytes a job)
         order.frombytes(np.argsort(submitted, kind="stable").astype(np.int64).tobytes())
+        self.by_arrival = order  # job order[k] is the (k + 1)-th to arrive
         del submitted
         submits = [jobs[i].submit for i in order]
         count = len(order)
@@ -421,7 +441,8 @@ class PlainReplay:
         running = self.running
         space = self.space
         levels = self.levels
-        level_of = [self.level_of[q] for q in self.queue_of]
+        queue_of, orders, ordered = self.queue_of, self.orders, self.ordered
+        level_of = [self.level_of[q] for q in queue_of]
         ended = step_count = nxt = 0
         progress = sim.progress
         pop = heapq.heappop
@@ -433,6 +454,8 @@ class PlainReplay:
                     i = pop(ends)[2]
                     t0, placed, step, killed = running.pop(i)
                     n = tasks[i]
+                    if orders[queue_of[i]] is not None:
+                        self._hold(i, -n)
                     space.release(placed, n)
                     self.busy -= n
                     starts[i], finishes[i] = t0, now
@@ -458,6 +481,9 @@ class PlainReplay:
                     ended += 1
                     continue
                 lv = level_of[i]
+                if ordered[lv]:
+                    self.arrival[i] = nxt
+                    self.pending_jobs[nxt] = _pending(jobs[i], nxt)
                 if self.all_strict[lv]:
                     self.arrival[i] = nxt
                     self.queued[self.queue_of[i]].append(i)
@@ -504,11 +530,19 @@ class PlainReplay:
         ):
             duration, killed = job.requested_time, True
         self.running[i] = (now, placed, self.steps, killed)
+        if self.orders[self.queue_of[i]] is not None:
+            self._hold(i, self.tasks[i])
         heapq.heappush(self.ends, (now + duration, self.steps, i))
         self.steps += 1
         self.busy += self.tasks[i]
         self.pending -= 1
         self.sim.stats.dispatched += 1
+
+    def _hold(self, i: int, slots: int) -> None:
+        """Job ``i``'s user holds ``slots`` more slots in its queue (fewer if negative)."""
+        held = self.held_slots[self.queue_of[i]]
+        user = self.sim.jobs[i].user
+        held[user] = held.get(user, 0.0) + slots
 
     def _strict_level(self, lv: int, now: float) -> None:
         """A priority level of strict queues: their heads in arrival order, each queue
@@ -562,6 +596,10 @@ class PlainReplay:
             if self.all_strict[lv]:
                 self._strict_level(lv, now)
                 continue
+            if self.ordered[lv]:
+                if level:
+                    self._ordered_level(lv, now)
+                continue
             if not level:
                 continue
             # nothing freed since the last session: its pending jobs pend again (free
@@ -591,3 +629,110 @@ class PlainReplay:
             level[:] = keep
             self.new_from[lv] = len(level)
             self.held[lv] = held
+
+    def _ordered_level(self, lv: int, now: float) -> None:
+        """A priority level with a queue whose picker has an order of its own
+        (:class:`~xce.core.pickers.PlainOrder`): each queue's cursor (the picker's, or
+        arrival order for a monotone picker), merged as the core's session merges them
+        (the queue whose next job was submitted first). A strict queue's first job that
+        cannot start holds the rest of it.
+
+        Left out, as the picker's promise allows: a job of a queue that does not block
+        at its head wanting more slots than are free (it would pend), and with nothing
+        freed since the last session, every job that pended then (it pends again, and a
+        strict queue held then is held still)."""
+        level = self.levels[lv]
+        space, tasks, queue_of, strict = self.space, self.tasks, self.queue_of, self.strict
+        arrival, pending_jobs = self.arrival, self.pending_jobs
+        first = 0 if self.freed else self.new_from[lv]
+        held = set() if self.freed else self.held[lv]
+        free = space.total
+        offered: dict[int, list[PendingJob]] = {}
+        for at in range(first, len(level)):
+            i = level[at]
+            q = queue_of[i]
+            if q not in held and (strict[q] or tasks[i] <= free):
+                offered.setdefault(q, []).append(pending_jobs[arrival[i]])
+        live: list[tuple[int, PlainCursor]] = []
+        for q in sorted(offered):  # queues by name, as the core's session takes them
+            order = self.orders[q]
+            jobs = offered[q]
+            cursor = (
+                _InArrival(jobs)
+                if order is None
+                else order.start_plain(self.queue_objects[q], jobs, self.held_slots[q])
+            )
+            live.append((q, cursor))
+        started: set[int] = set()
+        while live:
+            if space.total == 0:  # every job left pends: a strict queue's next one holds it
+                held.update(q for q, _ in live if strict[q])
+                break
+            k = 0
+            if len(live) > 1:
+                k = self._next_queue(live)
+                if k < 0:
+                    break
+            q, cursor = live[k]
+            job = cursor.pop_job()
+            if job is None:
+                live.pop(k)
+                continue
+            i = self.by_arrival[job.order - 1]
+            n = tasks[i]
+            placed = space.place(n)
+            self.sim.stats.decisions += 1
+            if placed is None:
+                if strict[q]:
+                    held.add(q)
+                    live.pop(k)
+                continue
+            self._start(i, now, placed)
+            started.add(i)
+            cursor.started(job, float(n))
+        if started:
+            level[:] = [i for i in level if i not in started]
+            for i in started:
+                del pending_jobs[arrival[i]]
+        self.new_from[lv] = len(level)
+        self.held[lv] = held
+
+    @staticmethod
+    def _next_queue(live: list[tuple[int, PlainCursor]]) -> int:
+        """Which of the ``live`` cursors offers the job submitted first (-1: none has
+        a job left; the exhausted ones are dropped)."""
+        best: tuple[float, int] | None = None
+        chosen = -1
+        k = 0
+        while k < len(live):
+            job = live[k][1].peek_job()
+            if job is None:
+                live.pop(k)
+                continue
+            key = (job.submit_time, job.order)
+            if best is None or key < best:
+                best, chosen = key, k
+            k += 1
+        return chosen
+
+
+class _InArrival:
+    """A monotone picker's jobs in a level merged with others: arrival order (which is
+    FCFS order), one after the other."""
+
+    __slots__ = ("_at", "_jobs")
+
+    def __init__(self, jobs: list[PendingJob]) -> None:
+        self._jobs = jobs
+        self._at = 0
+
+    def peek_job(self) -> PendingJob | None:
+        return self._jobs[self._at] if self._at < len(self._jobs) else None
+
+    def pop_job(self) -> PendingJob | None:
+        job = self.peek_job()
+        self._at += 1
+        return job
+
+    def started(self, job: PendingJob, slots: float) -> None:
+        return None
