@@ -56,7 +56,7 @@ from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
 from xce.cluster.schema import MAX_NUMBER
 from xce.core.pickers import PlainCursor, PlainOrder, picker_traits, plain_order
 from xce.errors import InputError, InternalError, clip
-from xce.sim.model import RecordTable, Timeline
+from xce.sim.model import RecordTable, SimJob, Timeline
 
 if TYPE_CHECKING:
     from xce.sim.engine import SimResult, Simulation
@@ -393,6 +393,7 @@ class PlainReplay:
         # per queue with an order of its own: the slots its users' running jobs hold
         self.held_slots: list[dict[str, float]] = [{} for _ in queues]
         self.pending_jobs: dict[int, PendingJob] = {}  # ordered levels' jobs, by arrival
+        self.make_pending: Callable[[SimJob, int], PendingJob]  # set by run
         self.space = _Free(capacity)
         self.levels: list[list[int]] = [[] for _ in priorities]
         self.queued: list[deque[int]] = [deque() for _ in queues]
@@ -410,6 +411,8 @@ class PlainReplay:
 
     def run(self) -> SimResult:
         from xce.sim.engine import SimResult, _pending  # the engine imports this lazily
+
+        self.make_pending = _pending
 
         sim = self.sim
         began = time.perf_counter()
@@ -481,13 +484,12 @@ class PlainReplay:
                     ended += 1
                     continue
                 lv = level_of[i]
-                if ordered[lv]:
-                    self.arrival[i] = nxt
-                    self.pending_jobs[nxt] = _pending(jobs[i], nxt)
                 if self.all_strict[lv]:
                     self.arrival[i] = nxt
                     self.queued[self.queue_of[i]].append(i)
                 else:
+                    if ordered[lv]:
+                        self.arrival[i] = nxt
                     levels[lv].append(i)
                 self.pending += 1
             if self.pending:
@@ -640,39 +642,100 @@ class PlainReplay:
         Left out, as the picker's promise allows: a job of a queue that does not block
         at its head wanting more slots than are free (it would pend), and with nothing
         freed since the last session, every job that pended then (it pends again, and a
-        strict queue held then is held still)."""
+        strict queue held then is held still). A queue offering one job needs no cursor
+        (a cursor offers each of its jobs once)."""
         level = self.levels[lv]
-        space, tasks, queue_of, strict = self.space, self.tasks, self.queue_of, self.strict
-        arrival, pending_jobs = self.arrival, self.pending_jobs
-        first = 0 if self.freed else self.new_from[lv]
+        tasks, queue_of, strict = self.tasks, self.queue_of, self.strict
         held = set() if self.freed else self.held[lv]
-        free = space.total
-        offered: dict[int, list[PendingJob]] = {}
-        for at in range(first, len(level)):
+        free = self.space.total
+        offered: dict[int, list[int]] = {}
+        for at in range(0 if self.freed else self.new_from[lv], len(level)):
             i = level[at]
             q = queue_of[i]
             if q not in held and (strict[q] or tasks[i] <= free):
-                offered.setdefault(q, []).append(pending_jobs[arrival[i]])
-        live: list[tuple[int, PlainCursor]] = []
-        for q in sorted(offered):  # queues by name, as the core's session takes them
-            order = self.orders[q]
-            jobs = offered[q]
-            cursor = (
-                _InArrival(jobs)
-                if order is None
-                else order.start_plain(self.queue_objects[q], jobs, self.held_slots[q])
-            )
-            live.append((q, cursor))
-        started: set[int] = set()
+                offered.setdefault(q, []).append(i)
+        if len(offered) == 1:
+            ((q, jobs),) = offered.items()
+            started = self._one_queue(q, jobs, now, held)
+        elif offered:
+            started = self._merged(offered, now, held)
+        else:
+            started = []
+        if len(started) == len(level):
+            level.clear()
+        elif started:
+            gone = set(started)
+            level[:] = [i for i in level if i not in gone]
+        for i in started:
+            self.pending_jobs.pop(self.arrival[i], None)
+        self.new_from[lv] = len(level)
+        self.held[lv] = held
+
+    def _job(self, i: int) -> PendingJob:
+        """Job ``i`` as the core's pending job, made once, numbered by its arrival."""
+        at = self.arrival[i]
+        job = self.pending_jobs.get(at)
+        if job is None:
+            job = self.pending_jobs[at] = self.make_pending(self.sim.jobs[i], at)
+        return job
+
+    def _cursor(self, q: int, jobs: list[int]) -> PlainCursor:
+        order = self.orders[q]
+        offered = [self._job(i) for i in jobs]
+        if order is None:
+            return _InArrival(offered)
+        return order.start_plain(self.queue_objects[q], offered, self.held_slots[q])
+
+    def _one_queue(self, q: int, jobs: list[int], now: float, held: set[int]) -> list[int]:
+        """The jobs of the one queue offering any, in its cursor's order; those started."""
+        space, tasks = self.space, self.tasks
+        stats = self.sim.stats
+        started: list[int] = []
+        if len(jobs) == 1:  # its cursor could only offer it
+            i = jobs[0]
+            placed = space.place(tasks[i])
+            stats.decisions += 1
+            if placed is not None:
+                self._start(i, now, placed)
+                started.append(i)
+            elif self.strict[q]:
+                held.add(q)
+            return started
+        cursor = self._cursor(q, jobs)
+        by_arrival = self.by_arrival
+        while True:
+            job = cursor.pop_job()
+            if job is None:
+                return started
+            if space.total == 0:  # it and every job left pend
+                if self.strict[q]:
+                    held.add(q)
+                return started
+            i = by_arrival[job.order - 1]
+            n = tasks[i]
+            placed = space.place(n)
+            stats.decisions += 1
+            if placed is not None:
+                self._start(i, now, placed)
+                started.append(i)
+                cursor.started(job, float(n))
+            elif self.strict[q]:
+                held.add(q)
+                return started
+
+    def _merged(self, offered: dict[int, list[int]], now: float, held: set[int]) -> list[int]:
+        """The jobs of several queues, their cursors merged; those started."""
+        space, tasks, strict = self.space, self.tasks, self.strict
+        # queues by name, as the core's session takes them
+        live = [(q, self._cursor(q, offered[q])) for q in sorted(offered)]
+        started: list[int] = []
         while live:
             if space.total == 0:  # every job left pends: a strict queue's next one holds it
                 held.update(q for q, _ in live if strict[q])
                 break
-            k = 0
-            if len(live) > 1:
-                k = self._next_queue(live)
-                if k < 0:
-                    break
+            k = self._next_queue(live) if len(live) > 1 else 0
+            if k < 0:
+                break
             q, cursor = live[k]
             job = cursor.pop_job()
             if job is None:
@@ -688,14 +751,9 @@ class PlainReplay:
                     live.pop(k)
                 continue
             self._start(i, now, placed)
-            started.add(i)
+            started.append(i)
             cursor.started(job, float(n))
-        if started:
-            level[:] = [i for i in level if i not in started]
-            for i in started:
-                del pending_jobs[arrival[i]]
-        self.new_from[lv] = len(level)
-        self.held[lv] = held
+        return started
 
     @staticmethod
     def _next_queue(live: list[tuple[int, PlainCursor]]) -> int:
