@@ -138,7 +138,9 @@ class PlainCursor(Protocol):
     order (see :class:`PlainOrder`).
 
     - ``peek_job()`` returns the job the queue would offer next without taking it (None
-      when it has no job left); ``pop_job()`` takes that job.
+      when it has no job left); ``pop_job()`` takes that job. Each job the cursor was
+      given is offered exactly once (so a cursor over one job offers just it: the
+      replay does not ask for one).
     - ``started(job, slots)`` reports that ``job``, the job just taken, started holding
       ``slots`` slots; it is called before the next ``peek_job``/``pop_job``, and not at
       all for a job that did not start.
