@@ -4,7 +4,7 @@ the two paths run side by side.
 
 A plain workload (slot-only jobs of a fixed task count, no limits, reservations,
 preempting queues or initial work, no interval, builtin allocators, fcfs/strict queues
-whose backfill plans nothing) is replayed with ``SimOptions(plain_replay=True)`` (the
+with any backfill policy) is replayed with ``SimOptions(plain_replay=True)`` (the
 plain replay) and ``plain_replay=False`` (the general event loop, the reference): every
 ``JobRecord``, the timeline, the host capacities and names and ``metrics.json`` are the
 same, and both pass ``verify``. The random cases reach every placement rule of
@@ -35,6 +35,7 @@ from xce.core import FcfsPicker, QueueCursor, default_pickers
 from xce.errors import EventError
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
+from xce.sim.handoff import CoreHandoff
 from xce.sim.metrics import metrics, write_jobs_csv, write_metrics
 from xce.sim.model import RecordTable, SimJob
 from xce.sim.plain import PlainReplay, plain_replay
@@ -43,6 +44,7 @@ from xce.sim.workload import load_workload
 QUEUE_NAMES = ("hi", "mid", "lo")
 PICKERS = (None, "fcfs", "strict", "fairshare")  # None: the default (cluster's, else fcfs)
 USERS = ("u1", "u2", "u3")
+BACKFILLS = (None, None, "none", "easy", "conservative")
 SHARES = (None, None, {"u1": 3.0}, {"u2": 0.5, "default": 2.0}, {"u1": 0.0, "u3": 4.0})
 STATUSES = ("ok", "ok", "ok", "ok", "closed", "unavail")
 TIMES = (0.0, 0.0, 1.0, 2.0, 2.5, 3.0, 5.0, 8.0, 13.0, 20.0, 40.0)  # repeats: same instants
@@ -58,19 +60,26 @@ class Case:
     failure by hand."""
 
     hosts: tuple[tuple[int, str], ...]
-    queues: tuple[tuple[str, int, str | None, dict[str, float] | None], ...]
+    # (name, priority, picker, shares, backfill, default_runtime)
+    queues: tuple[
+        tuple[str, int, str | None, dict[str, float] | None, str | None, float | None], ...
+    ]
     default_picker: str | None  # the cluster's (state file's ``picker``)
     jobs: tuple[SimJob, ...]
     picker: str | None  # SimOptions.picker
     single_queue: bool
     enforce_walltime: bool
+    backfill: str | None = None  # SimOptions.backfill (queues may name their own)
 
     def state(self) -> ClusterState:
         b = ClusterBuilder()
         for i, (slots, status) in enumerate(self.hosts):
             b.host(f"h{i}", slots, status=None if status == "ok" else status)
-        for name, priority, picker, shares in self.queues:
-            b.queue(name, priority, picker=picker, shares=shares)
+        for name, priority, picker, shares, backfill, default in self.queues:
+            b.queue(
+                name, priority, picker=picker, shares=shares, backfill=backfill,
+                default_runtime=default,
+            )  # fmt: skip
         if self.default_picker is not None:
             b.picker(self.default_picker)
         return b.build()
@@ -80,6 +89,7 @@ class Case:
             picker=self.picker,
             single_queue=self.single_queue,
             enforce_walltime=self.enforce_walltime,
+            backfill=self.backfill,
             plain_replay=plain,
         )
 
@@ -107,7 +117,8 @@ def plain_cases(draw: st.DrawFn) -> Case:
     plan), jobs wider than the cluster's ok slots (unrunnable); submissions and ends at
     shared instants, zero-second runtimes, estimates shorter than runtimes, 0-3 declared
     queues of equal or different priorities with fcfs, strict, fairshare (random shares)
-    or the default picker; three users."""
+    or the default picker, and backfill none, easy or conservative (the session's or a
+    queue's; some queues with a default runtime); three users."""
     hosts = draw(host_shapes())
     ok = [s for s, status in hosts if status == "ok"]
     top, total = max(ok, default=0), sum(ok)
@@ -124,6 +135,8 @@ def plain_cases(draw: st.DrawFn) -> Case:
             draw(st.sampled_from((0, 10, 20))),
             draw(st.sampled_from(PICKERS)),
             draw(st.sampled_from(SHARES)),
+            draw(st.sampled_from(BACKFILLS)),
+            draw(st.sampled_from((None, None, 4.0))),
         )
         for name in declared
     )
@@ -149,6 +162,7 @@ def plain_cases(draw: st.DrawFn) -> Case:
         draw(st.sampled_from(PICKERS)),
         draw(st.booleans()),
         draw(st.booleans()),
+        draw(st.sampled_from(BACKFILLS)),
     )
 
 
@@ -240,10 +254,18 @@ def recorded_placements(seen: Counter[str]) -> Iterator[None]:
             seen["one-slot hosts, " + ("in a run" if placed[0] is None else "scattered")] += 1
         return placed
 
+    native = CoreHandoff.native
+
+    def traced_native(self: Any, new: list[int], old: int) -> bool:
+        kept = native(self, new, old)
+        seen["planning session kept" if kept else "planning session run by the core"] += 1
+        return kept
+
     with (
         mock.patch.object(free, "place", traced_place),
         mock.patch.object(free, "_balanced", traced_balanced),
         mock.patch.object(free, "_fill", traced_fill),
+        mock.patch.object(CoreHandoff, "native", traced_native),
     ):
         yield
 
@@ -309,6 +331,12 @@ def features(case: Case, result: SimResult) -> set[str]:
     if len(replayer.level_of) > len(set(replayer.level_of)):
         out.add("queues of one priority")
     out.add(f"single_queue={case.single_queue}")
+    if replayer.handoff is not None:
+        out.add("backfill plans")
+        if any(r.backfilled for r in records):
+            out.add("backfilled")
+        if any(r.planned_ahead for r in records):
+            out.add("planned ahead")
     return out
 
 
@@ -321,6 +349,8 @@ PLACEMENTS = {
     "balanced, even",
     "balanced, remainder",
     "fill",
+    "planning session kept",
+    "planning session run by the core",
 }
 FEATURES = {
     "unrunnable",
@@ -339,6 +369,9 @@ FEATURES = {
     "fairshare",
     "fairshare merged with other queues",
     "fairshare reordered",
+    "backfill plans",
+    "backfilled",
+    "planned ahead",
     "single_queue=True",
     "single_queue=False",
 }
@@ -536,6 +569,29 @@ def test_fairshare_merged_with_a_strict_queue_of_its_priority() -> None:
     assert got["held"].start >= got["head"].start
 
 
+@pytest.mark.parametrize("backfill", ["easy", "conservative"])
+def test_backfill_sessions_that_plan_are_run_by_the_core(backfill: str) -> None:
+    """A plain workload under a backfill policy that plans takes the plain replay; a
+    session in which a job cannot start is run by the core, as on the general path: on
+    one host of 4 slots, ``wide`` (4 tasks) waits for ``run`` and is planned at 100;
+    ``short`` (ends by its estimate at 12) backfills; ``long`` would delay ``wide`` and
+    waits for it."""
+    jobs = [
+        SimJob("run", 0.0, 100.0, 3, requested_time=100.0),
+        SimJob("wide", 1.0, 50.0, 4, requested_time=50.0),
+        SimJob("short", 2.0, 10.0, 1, requested_time=10.0),
+        SimJob("long", 3.0, 200.0, 1, requested_time=200.0),
+    ]
+    got = plain_and_general(hosts_of(4).build(), jobs, picker="fcfs", backfill=backfill)
+    assert (got["run"].start, got["run"].planned_start) == (0.0, 0.0)
+    assert (got["wide"].start, got["wide"].planned_start) == (100.0, 100.0)
+    assert got["wide"].planned_ahead
+    assert got["short"].start == 2.0
+    assert got["short"].backfilled
+    assert got["long"].start == 150.0
+    assert not got["long"].backfilled
+
+
 class LatestFirst:
     """A picker neither monotone nor offering PlainOrder: newest job first."""
 
@@ -644,8 +700,6 @@ NOT_PLAIN = {
     "order": _with_resreq("order[slots]"),
     "same": _with_resreq("same[type]"),
     "interval": _with_options(interval=60.0),
-    "backfill easy": _with_options(backfill="easy"),
-    "backfill conservative": _with_options(backfill="conservative"),
     "fast_paths off": _with_options(fast_paths=False),
     "plain_replay off": _with_options(plain_replay=False),
     "limits": _with_cluster(lambda b: b.limit("cap", slots=6)),
@@ -678,7 +732,7 @@ def test_fairshare_queues_take_the_plain_replay(name: str) -> None:
 @pytest.mark.parametrize("name", list(NOT_PLAIN))
 def test_non_plain_replays_take_the_general_path(name: str) -> None:
     """Each non-plain input or option (a select, rusage, span, order or same requirement, an
-    interval, a backfill policy that plans, fast paths or the plain
+    interval, fast paths or the plain
     replay off, limits, a preempting queue, a reservation, initial running work) makes
     ``plain_replay`` None; the general path still replays it: every job ends once,
     within capacity."""

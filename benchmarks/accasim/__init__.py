@@ -28,14 +28,16 @@ def run_accasim(
     jobs: int | None = None,
     out: Path | None = None,
     timeout: float | None = None,
+    dispatcher: str = "fifo",
 ) -> dict[str, Any]:
-    """Replay the first ``jobs`` job lines of ``workload`` in AccaSim (FIFO + FirstFit).
+    """Replay the first ``jobs`` job lines of ``workload`` in AccaSim (FIFO + FirstFit, or
+    with ``dispatcher="easy"`` EASYBackfilling + FirstFit).
 
     Returns run_accasim.py's JSON object (wall_s, total_s, peak_rss_mb, jobs, mean_wait_s, ...).
     Raises ``subprocess.CalledProcessError`` or ``TimeoutExpired`` if the run fails or overruns.
     """
     cmd = [str(ACCASIM_PYTHON), str(SCRIPT), "--workload", str(workload)]
-    cmd += ["--nodes", str(nodes), "--cores", str(cores)]
+    cmd += ["--nodes", str(nodes), "--cores", str(cores), "--dispatcher", dispatcher]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     if out is not None:

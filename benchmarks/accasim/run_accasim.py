@@ -1,4 +1,4 @@
-"""Replay an SWF trace prefix through AccaSim (FIFO + FirstFit) and print one JSON object.
+"""Replay an SWF trace prefix through AccaSim (FIFO or EASY + FirstFit); print one JSON object.
 
 Run with the AccaSim venv's interpreter (``make accasim-venv``), not the project's:
 
@@ -37,6 +37,7 @@ _T0 = time.perf_counter()  # total_s counts from here: accasim import, trace ext
 collections.Mapping = collections.abc.Mapping  # type: ignore[attr-defined]
 
 TAU = 10.0  # bounded-slowdown threshold, seconds
+DISPATCHERS = {"fifo": "FirstInFirstOut", "easy": "EASYBackfilling"}  # AccaSim's class names
 
 # AccaSim's dispatching-plan writer formats each finished job with this template (the
 # "SCHEDULE_OUTPUT" constant). Its default prints local-time date strings; we ask for the raw
@@ -69,6 +70,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="keep AccaSim's output files and write jobs.csv here (default: a temp dir, removed)",
     )
     p.add_argument("--log-level", default="WARNING", help="AccaSim's log level (INFO shows more)")
+    p.add_argument(
+        "--dispatcher",
+        choices=sorted(DISPATCHERS),
+        default="fifo",
+        help="fifo: FirstInFirstOut (strict FIFO); easy: EASYBackfilling; both with FirstFit",
+    )
     return p.parse_args(argv)
 
 
@@ -107,9 +114,11 @@ def write_system_config(path: Path, nodes: int, cores: int) -> None:
     path.write_text(json.dumps(config))
 
 
-def build_simulator(workload: Path, sys_config: Path, results: Path, log_level: str) -> Any:
+def build_simulator(
+    workload: Path, sys_config: Path, results: Path, log_level: str, dispatcher_name: str = "fifo"
+) -> Any:
+    from accasim.base import scheduler_class
     from accasim.base.allocator_class import FirstFit
-    from accasim.base.scheduler_class import FirstInFirstOut
     from accasim.base.simulator_class import Simulator
     from accasim.utils.reader_class import DefaultTweaker
 
@@ -125,7 +134,8 @@ def build_simulator(workload: Path, sys_config: Path, results: Path, log_level: 
             job.pop("mem", None)
             return super().tweak_function(job)  # type: ignore[no-any-return]
 
-    dispatcher = FirstInFirstOut(FirstFit())  # strict FIFO: stops at the first job that can't fit
+    # fifo: strict FIFO, stops at the first job that can't fit; easy: EASY backfilling
+    dispatcher = getattr(scheduler_class, DISPATCHERS[dispatcher_name])(FirstFit())
     return Simulator(
         str(workload),
         str(sys_config),
@@ -199,7 +209,7 @@ def main(argv: list[str]) -> int:
         write_system_config(sys_config, args.nodes, args.cores)
 
         t_setup = time.perf_counter()
-        sim = build_simulator(workload, sys_config, out, args.log_level)
+        sim = build_simulator(workload, sys_config, out, args.log_level, args.dispatcher)
         t_start = time.perf_counter()
         files = sim.start_simulation()
         t_end = time.perf_counter()
@@ -209,7 +219,7 @@ def main(argv: list[str]) -> int:
         result: dict[str, Any] = {
             "simulator": "accasim",
             "version": _accasim_version(),
-            "dispatcher": "FirstInFirstOut(FirstFit)",
+            "dispatcher": f"{DISPATCHERS[args.dispatcher]}(FirstFit)",
             "workload": str(args.workload),
             "nodes": args.nodes,
             "cores": args.cores,

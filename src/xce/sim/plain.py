@@ -56,6 +56,7 @@ from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
 from xce.cluster.schema import MAX_NUMBER
 from xce.core.pickers import PlainCursor, PlainOrder, picker_traits, plain_order
 from xce.errors import InputError, InternalError, clip
+from xce.sim.handoff import CoreHandoff
 from xce.sim.model import RecordTable, SimJob, Timeline
 
 if TYPE_CHECKING:
@@ -96,8 +97,6 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     strict: list[bool] = []
     orders: list[PlainOrder | None] = []  # a picker's own order (not monotone)
     for name in queues:
-        if core.backfill_for(name).plans:
-            return None
         picker = sim.picker_registry.get(core.picker_name(name))
         traits = picker_traits(picker)
         order = None if traits.monotone_in_session else plain_order(picker)
@@ -105,7 +104,8 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
             return None
         strict.append(traits.blocks_queue_at_head)
         orders.append(order)
-    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts, orders)
+    planning = [core.backfill_for(name).plans for name in queues]
+    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts, orders, planning)
 
 
 def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | None] | None:
@@ -331,6 +331,11 @@ class _Free:
         slots[-1] -= int(upto[last]) - n
         return hosts, slots
 
+    def charge(self, hosts: npt.NDArray[np.intp], slots: IntArray) -> None:
+        """Take ``slots`` on distinct ``hosts`` (a placement made elsewhere)."""
+        self.free[hosts] -= slots
+        self.total -= int(slots.sum())
+
     def release(self, placed: Placed, n: int) -> None:
         """Give back what :meth:`place` charged for ``n`` slots."""
         hosts, slots, lowest, count = placed
@@ -363,6 +368,7 @@ class PlainReplay:
         strict: list[bool],
         verdicts: dict[int, str | None],
         orders: list[PlainOrder | None],
+        planning: list[bool] | None = None,
     ) -> None:
         self.sim = sim
         self.verdicts = verdicts
@@ -408,6 +414,12 @@ class PlainReplay:
         self.ends: list[tuple[float, int, int]] = []  # (end, start step, job)
         # started jobs: (start, where, start step, killed)
         self.running: dict[int, tuple[float, Placed, int, bool]] = {}
+        # queues whose backfill policy plans: the sessions that may plan go to the core
+        self.handoff = CoreHandoff(self, planning) if planning and any(planning) else None
+        self.index: dict[str, int] = (
+            {j.id: i for i, j in enumerate(sim.jobs)} if self.handoff is not None else {}
+        )
+        self.table = RecordTable((), ())  # set by run
 
     def run(self) -> SimResult:
         from xce.sim.engine import SimResult, _pending  # the engine imports this lazily
@@ -431,7 +443,9 @@ class PlainReplay:
         del submitted
         submits = [jobs[i].submit for i in order]
         count = len(order)
-        table = RecordTable(jobs, names)
+        table = self.table = RecordTable(jobs, names)
+        handoff = self.handoff
+        new: list[int] = []  # jobs submitted at this instant (with a handoff)
         claimed, claimed_slots, killed_jobs = table.hosts, table.host_slots, table.killed
         starts, finishes, first_step, last_step = (
             table.start,
@@ -484,6 +498,9 @@ class PlainReplay:
                     ended += 1
                     continue
                 lv = level_of[i]
+                if handoff is not None:
+                    new.append(i)
+                    self.arrival[i] = nxt
                 if self.all_strict[lv]:
                     self.arrival[i] = nxt
                     self.queued[self.queue_of[i]].append(i)
@@ -494,7 +511,17 @@ class PlainReplay:
                 self.pending += 1
             if self.pending:
                 stats.sessions += 1
-                self._session(now)
+                if handoff is None:
+                    self._session(now)
+                elif handoff.native(new, self.pending - len(new)):
+                    self._session(now)
+                    if handoff.planned(new):  # the general path records these plans
+                        for i in new:
+                            table.extras(i, 0, 0.0, False, now, False)
+                            handoff.decided.add(i)
+                else:
+                    self._forget(handoff.session(now))
+                new.clear()
                 self.freed = False
             if times and times[-1] == now:  # Timeline.add, inline
                 busy_at[-1], pending_at[-1] = self.busy, self.pending
@@ -539,6 +566,34 @@ class PlainReplay:
         self.busy += self.tasks[i]
         self.pending -= 1
         self.sim.stats.dispatched += 1
+
+    def start_placed(self, i: int, now: float, placed: Placed) -> None:
+        """Start job ``i`` at ``now`` where another path placed it (already charged)."""
+        self._start(i, now, placed)
+
+    def waiting(self) -> list[int]:
+        """The pending jobs (in no particular order)."""
+        out = [i for level in self.levels for i in level]
+        for jobs in self.queued:
+            out += jobs
+        return out
+
+    def _forget(self, started: list[int]) -> None:
+        """Take the jobs a session of the core started out of the pending jobs; every
+        queue is held by nobody (a session of the replay's own runs only when no job
+        pends from an earlier one, see :mod:`xce.sim.handoff`)."""
+        gone = set(started)
+        for lv, level in enumerate(self.levels):
+            if gone:
+                level[:] = [i for i in level if i not in gone]
+            self.new_from[lv] = len(level)
+            self.held[lv] = set()
+        if gone:
+            for q, jobs in enumerate(self.queued):
+                if jobs:
+                    self.queued[q] = deque(i for i in jobs if i not in gone)
+            for i in gone:
+                self.pending_jobs.pop(self.arrival[i], None)
 
     def _hold(self, i: int, slots: int) -> None:
         """Job ``i``'s user holds ``slots`` more slots in its queue (fewer if negative)."""

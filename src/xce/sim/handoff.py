@@ -1,0 +1,154 @@
+"""The plain replay's sessions that plan (issue 15): handed to the scheduling core.
+
+A queue whose backfill policy plans (``BackfillPolicy.plans``: ``easy``,
+``conservative``) changes a session only once one of its jobs cannot start: that job is
+planned, and the jobs after it are placed on what the plan leaves. A session in which
+every job starts decides exactly as without planning (the planner's view is then the
+books: no planned hold, no reservation). For plain jobs that is known before the
+session: a plain job fits iff it wants at most the slots free on the ok hosts (the
+fill plan takes any host's free slots), and free slots only fall within a session.
+
+So the plain replay keeps such a session (:meth:`CoreHandoff.native`): every job is new
+(none pended in an earlier session, so none holds a plan or a placement hint from one)
+and their tasks add up to at most the free slots. Any other session is run by the
+simulation's own :class:`~xce.core.SchedulerCore`, the general path's code: the core is
+first brought up to date (:meth:`CoreHandoff.sync`: the jobs that ended since it last
+ran a session finish, then the jobs it does not know yet are submitted in arrival
+order, and those of them running start, on their hosts, at their start times; jobs that
+started and ended in between never reach it), the session runs, and its dispatches
+start in both. What the general path records of a planned session (each job's planned
+start in the first planned session that decides it, backfilled starts) is recorded
+alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from xce.alloc import Dispatched, JobAllocation
+from xce.alloc.outcome import Claim, ClaimRun
+from xce.core.events import JobFinished, JobStarted, JobSubmitted
+from xce.errors import EventError, InternalError
+
+if TYPE_CHECKING:
+    from xce.sim.plain import Placed, PlainReplay
+
+__all__ = ["CoreHandoff"]
+
+
+class CoreHandoff:
+    """What the simulation's core knows of a plain replay that plans, and the sessions
+    it runs for it (see the module docstring)."""
+
+    __slots__ = ("decided", "in_core", "planning", "replay", "started_in_core")
+
+    def __init__(self, replay: PlainReplay, planning: list[bool]) -> None:
+        self.replay = replay
+        self.planning = planning  # per queue: its backfill policy plans
+        self.in_core: set[int] = set()  # jobs submitted to the core, not finished there
+        self.started_in_core: set[int] = set()  # of those, the ones running there
+        self.decided: set[int] = set()  # jobs a planned session has decided (recorded)
+
+    def native(self, new: list[int], old: int) -> bool:
+        """Whether the session may be kept: ``old`` jobs pend from earlier sessions
+        (none may), and the ``new`` jobs all fit the free slots together."""
+        if old:
+            return False
+        replay = self.replay
+        tasks = replay.tasks
+        return sum(tasks[i] for i in new) <= replay.space.total
+
+    def planned(self, new: list[int]) -> bool:
+        """Whether a session over ``new`` jobs plans (some job's queue plans)."""
+        queue_of, planning = self.replay.queue_of, self.planning
+        return any(planning[queue_of[i]] for i in new)
+
+    def sync(self) -> None:
+        """Bring the core up to date (module docstring)."""
+        replay = self.replay
+        jobs = replay.sim.jobs
+        table = replay.table
+        running = replay.running
+        ended = [i for i in self.started_in_core if i not in running]
+        ended.sort(key=lambda i: (table.end[i], table.seq_end[i]))
+        for i in ended:
+            self._apply(JobFinished(jobs[i].id, float(table.end[i])))
+            self.started_in_core.discard(i)
+            self.in_core.discard(i)
+        unknown = [i for i in replay.waiting() if i not in self.in_core]
+        unknown += [i for i in running if i not in self.in_core]
+        unknown.sort(key=lambda i: replay.arrival[i])
+        for i in unknown:
+            self._apply(JobSubmitted(replay.make_pending(jobs[i], 0)))
+            self.in_core.add(i)
+        for i in sorted((i for i in unknown if i in running), key=lambda i: running[i][2]):
+            start, placed, _, _ = running[i]
+            self._apply(JobStarted(jobs[i].id, _allocation(placed), start))
+            self.started_in_core.add(i)
+
+    def session(self, now: float) -> list[int]:
+        """One session run by the core at ``now``; its dispatches started in both. Returns
+        the jobs started."""
+        replay = self.replay
+        self.sync()
+        core = replay.sim.core
+        stats = replay.sim.stats
+        result = core.run_session(now=now)
+        stats.decisions += result.stats.jobs
+        planned = result.stats.now is not None
+        index = replay.index
+        started: list[int] = []
+        for decision in result.decisions:
+            i = index[decision.job]
+            plan: tuple[float | None, bool] = (None, False)  # as the engine records it
+            if planned and i not in self.decided:  # the first planned session deciding it
+                self.decided.add(i)
+                if isinstance(decision, Dispatched):
+                    plan = (now, False)
+                elif decision.plan is not None:
+                    plan = (decision.plan.start, True)
+            backfilled = isinstance(decision, Dispatched) and decision.backfilled
+            replay.table.extras(i, 0, 0.0, backfilled, *plan)  # adds; keeps an earlier plan
+            if isinstance(decision, Dispatched):
+                self._apply(JobStarted(decision.job, decision.allocation, now))
+                self.started_in_core.add(i)
+                stats.backfilled += backfilled
+                replay.start_placed(i, now, _placed(decision.allocation, replay))
+                started.append(i)
+            elif decision.preemption is not None:
+                raise InternalError("a plain replay has no preempting queue")
+        return started
+
+    def _apply(self, event: JobSubmitted | JobStarted | JobFinished) -> None:
+        try:
+            self.replay.sim.core.apply(event)
+        except EventError as err:  # the replay's own state does not fit the core's: a bug
+            raise InternalError(str(err)) from err
+
+
+def _allocation(placed: Placed) -> JobAllocation:
+    """The plain replay's placement as the core's allocation (slots only)."""
+    hosts, slots, lowest, count = placed
+    if hosts is None:
+        if count == 1:
+            return JobAllocation((Claim(lowest, int(slots[0]), ()),))
+        return JobAllocation((ClaimRun(np.arange(lowest, lowest + count), int(slots[0])),))
+    return JobAllocation(
+        tuple(
+            Claim(int(h), int(s), ()) for h, s in zip(hosts.tolist(), slots.tolist(), strict=True)
+        )
+    )
+
+
+def _placed(allocation: JobAllocation, replay: PlainReplay) -> Placed:
+    """The core's allocation of a plain job as the replay's placement (hosts in claim
+    order), charged to its free slots."""
+    columns = allocation.columns()
+    hosts = columns.hosts
+    slots = columns.slots.astype(np.int64)
+    if len(np.unique(hosts)) != len(hosts):
+        raise InternalError("a plain job's allocation names a host twice")
+    replay.space.charge(hosts, slots)
+    return hosts.astype(replay.space.small), slots, int(hosts.min()), len(hosts)
