@@ -3,8 +3,9 @@ proven equivalent to the general path by a property test over random workloads, 
 the two paths run side by side.
 
 A plain workload (slot-only jobs of a fixed task count, no limits, reservations,
-preempting queues or initial work, no interval, builtin allocators, fcfs/strict queues
-with any backfill policy) is replayed with ``SimOptions(plain_replay=True)`` (the
+preempting queues or initial work, no interval, builtin allocators, fcfs, strict and
+fairshare queues with any backfill policy: sessions that plan are run by the core,
+xce.sim.handoff) is replayed with ``SimOptions(plain_replay=True)`` (the
 plain replay) and ``plain_replay=False`` (the general event loop, the reference): every
 ``JobRecord``, the timeline, the host capacities and names and ``metrics.json`` are the
 same, and both pass ``verify``. The random cases reach every placement rule of
