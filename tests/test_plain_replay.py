@@ -779,9 +779,12 @@ def test_the_last_end_past_the_limit_takes_the_general_path() -> None:
 TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "traces"
 
 
-def _files(jobs: list[SimJob], hosts: int, picker: str, plain: bool, out: Path) -> bytes:
+def _files(
+    jobs: list[SimJob], hosts: int, policy: tuple[str, str | None], plain: bool, out: Path
+) -> bytes:
     """``jobs.csv`` and ``metrics.json`` of one replay on ``hosts`` one-slot hosts."""
-    options = SimOptions(picker=picker, single_queue=True, plain_replay=plain)
+    picker, backfill = policy
+    options = SimOptions(picker=picker, backfill=backfill, single_queue=True, plain_replay=plain)
     sim = Simulation(uniform_cluster(hosts, 1), jobs, options)
     assert (sim._plain_replay() is not None) is plain
     result = sim.run()
@@ -792,22 +795,31 @@ def _files(jobs: list[SimJob], hosts: int, picker: str, plain: bool, out: Path) 
     return (out / "jobs.csv").read_bytes() + (out / "metrics.json").read_bytes()
 
 
+LANL = ("LANL-CM5-1994-4.1-cln.swf.gz", 1024)
+KTH = ("KTH-SP2-1996-2.1-cln.swf.gz", 100)
+WHOLE = {  # (trace, hosts), (picker, backfill), job limit (None: whole)
+    "LANL-CM5-strict": (LANL, ("strict", None), None),
+    "LANL-CM5-fcfs": (LANL, ("fcfs", None), None),
+    "LANL-CM5-fairshare": (LANL, ("fairshare", None), None),
+    "KTH-SP2-strict": (KTH, ("strict", None), None),
+    "KTH-SP2-fcfs": (KTH, ("fcfs", None), None),
+    "KTH-SP2-fairshare": (KTH, ("fairshare", None), None),
+    "KTH-SP2-fcfs+easy": (KTH, ("fcfs", "easy"), None),
+    "KTH-SP2-fcfs+conservative-3000": (KTH, ("fcfs", "conservative"), 3_000),
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("picker", ["strict", "fcfs"])
-@pytest.mark.parametrize(
-    ("trace", "hosts"),
-    [("LANL-CM5-1994-4.1-cln.swf.gz", 1024), ("KTH-SP2-1996-2.1-cln.swf.gz", 100)],
-    ids=["LANL-CM5", "KTH-SP2"],
-)
-def test_whole_trace_same_bytes_both_ways(
-    trace: str, hosts: int, picker: str, tmp_path: Path
-) -> None:
-    """A whole trace on its machine, the plain replay and the general loop (its other
-    shortcuts on) side by side: byte-identical ``jobs.csv`` and ``metrics.json``."""
+@pytest.mark.parametrize("name", list(WHOLE))
+def test_whole_trace_same_bytes_both_ways(name: str, tmp_path: Path) -> None:
+    """A whole trace (a prefix under conservative) on its machine, the plain replay and
+    the general loop (its other shortcuts on) side by side, under strict, fcfs,
+    fairshare and backfill: byte-identical ``jobs.csv`` and ``metrics.json``."""
+    (trace, hosts), policy, limit = WHOLE[name]
     path = TRACES / trace
     if not path.is_file():
         pytest.skip(f"{path} is not here")
-    jobs, _ = load_workload(str(path))
-    fast = _files(jobs, hosts, picker, True, tmp_path / "plain")
-    general = _files(jobs, hosts, picker, False, tmp_path / "general")
+    jobs, _ = load_workload(str(path), limit=limit)
+    fast = _files(jobs, hosts, policy, True, tmp_path / "plain")
+    general = _files(jobs, hosts, policy, False, tmp_path / "general")
     assert fast == general
