@@ -4,13 +4,17 @@ against a brute-force timeline computed here, instant by instant."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import xce.alloc.profile as profile_module
+from xce.alloc.planner import Planner
 from xce.alloc.profile import Profile
 from xce.errors import InternalError
 
@@ -190,3 +194,104 @@ def _latest_rises(applied: list[tuple[Any, ...]], n: int, t: float) -> list[floa
                 for h in hosts.tolist():
                     latest[h] = max(latest[h], when)
     return latest
+
+
+# --- many releases at once (a session's running jobs' ends) -----------------------------
+@st.composite
+def release_batches(draw: st.DrawFn) -> tuple[Any, ...]:
+    """A profile (some queries made first, so snapshots exist), and running jobs' ends:
+    (instant, hosts, slots and mem per host), some before ``now`` (past their estimate),
+    some at one instant, some with zero amounts."""
+    n = draw(st.integers(1, 5))
+    now = float(draw(st.integers(0, 5)))
+    avail = {
+        name: np.asarray([float(draw(st.integers(0, 8))) for _ in range(n)])
+        for name in ("slots", "mem")
+    }
+    queried = draw(st.lists(st.integers(0, 20), max_size=3))
+    claims = []
+    for _ in range(draw(st.integers(0, 8))):
+        at = float(draw(st.integers(-2, 12)))
+        hosts = np.asarray(
+            draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True)),
+            dtype=np.intp,
+        )
+        amounts = {
+            name: np.asarray([float(draw(st.integers(0, 3))) for _ in hosts])
+            for name in ("slots", "mem")
+        }
+        claims.append((at, hosts, amounts))
+    return now, avail, queried, claims
+
+
+def _made(now: float, avail: dict[str, Any], queried: list[int]) -> Profile:
+    profile = Profile(now, avail)
+    profile.hold_columns(
+        now + 1, now + 30, np.arange(len(avail["slots"])), {"slots": avail["slots"] * 0 + 1}
+    )
+    for t in queried:
+        profile.at(now + t)  # leaves snapshots once enough changes are added
+        profile.window(now + t, now + t + 3.0)
+    return profile
+
+
+@given(case=release_batches())
+def test_release_many_is_each_release_in_turn(case: tuple[Any, ...]) -> None:
+    """``Profile.release_many`` (the planner's running jobs' ends, put in at once) makes
+    the same profile as ``release_columns`` of each in turn: the same changes in the same
+    order, instants, availability and latest rises at every instant, and windows."""
+    now, avail, queried, claims = case
+    # every query leaves a snapshot, so releases reach snapshots after ``now`` too
+    with mock.patch.object(profile_module, "_SNAPSHOT_GAP", 1):
+        one, many = _made(now, avail, queried), _made(now, avail, queried)
+        assert many._events["slots"]._rows == one._events["slots"]._rows
+    for at, hosts, amounts in claims:
+        one.release_columns(at, hosts, amounts)
+    many.release_many([c[0] for c in claims], [(c[1], c[2]) for c in claims])
+    assert np.array_equal(one.times(), many.times())
+    for name in ("slots", "mem"):
+        for a, b in zip(one.events(name), many.events(name), strict=True):
+            assert np.array_equal(a, b)
+    for t in [*one.times().tolist(), now + 100.0]:
+        for name in ("slots", "mem"):
+            assert np.array_equal(one.at(t)[name], many.at(t)[name])
+            assert np.array_equal(one.latest_rise(name, t), many.latest_rise(name, t))
+        assert np.array_equal(one.window(t, t + 2.5)["slots"], many.window(t, t + 2.5)["slots"])
+
+
+@given(
+    ok=st.lists(st.booleans(), min_size=1, max_size=5),
+    ends=st.lists(
+        st.tuples(st.integers(0, 12), st.lists(st.integers(0, 4), min_size=1, max_size=5)),
+        max_size=8,
+    ),
+    held=st.lists(st.tuples(st.integers(1, 12), st.integers(1, 4)), max_size=3),
+)
+def test_tally_many_is_each_tally_in_turn(
+    ok: list[bool], ends: list[tuple[int, list[int]]], held: list[tuple[int, int]]
+) -> None:
+    """The planner's total of ok hosts' slots over time (``Planner._slot_totals``):
+    the running jobs' ends tallied at once (``_tally_many``) give the step function that
+    tallying each in turn gives, after earlier holds and with hosts not ok."""
+    n = len(ok)
+    mask = np.asarray(ok)
+
+    def planner() -> Any:
+        p = SimpleNamespace(
+            _slot_times=np.array([0.0]),
+            _slot_values=np.array([float(4 * n)]),
+            _ok=mask,
+            _all_ok=bool(mask.all()),
+            _steps=None,
+        )
+        for at, slots in held:  # an earlier hold from ``at``
+            Planner._tally(p, float(at), np.arange(n), -np.full(n, float(slots)))
+        return p
+
+    claims = [(np.arange(len(slots)) % n, np.asarray(slots, dtype=np.float64)) for _, slots in ends]
+    one, many = planner(), planner()
+    for (at, _), (hosts, slots) in zip(ends, claims, strict=True):
+        Planner._tally(one, float(at), hosts, slots)
+    Planner._tally_many(many, [float(at) for at, _ in ends], claims)
+    assert np.array_equal(one._slot_times, many._slot_times)
+    assert np.array_equal(one._slot_values, many._slot_values)

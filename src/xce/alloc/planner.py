@@ -140,8 +140,11 @@ class Planner:
             self._hold(start, end, allocation)
 
     def _running_ends(self, allocator: Allocator) -> None:
-        """Every running job gives its holdings back at its estimated end."""
+        """Every running job gives its holdings back at its estimated end (all put in
+        at once: the same changes, in the same order, as one job at a time)."""
         state, now = allocator.state, self.now
+        ends: list[float] = []
+        claims: list[tuple[IndexArray, Mapping[str, FloatArray]]] = []
         for job in state.running:
             if job.id in self._preempted_at_start:
                 continue  # preempted this session: its promise holds it already
@@ -151,10 +154,12 @@ class Planner:
             if not math.isfinite(end):
                 continue  # no estimate: it holds its resources for planning purposes
             hosts, amounts, shared = allocator.footprint_of(job).columns()
-            self.profile.release_columns(end, hosts, amounts)
-            self._tally(max(end, now), hosts, amounts[SLOTS])
+            ends.append(max(end, now))
+            claims.append((hosts, amounts))
             for name, units in shared:
-                self.shared.release_columns(end, _ONE, {name: np.array([units])})
+                self._shared.release_columns(end, _ONE, {name: np.array([units])})
+        self._profile.release_many(ends, claims)
+        self._tally_many(ends, [(hosts, amounts[SLOTS]) for hosts, amounts in claims])
 
     # --- what a job may do now -------------------------------------------------------
     def estimate_of(self, job: PendingJob) -> float:
@@ -350,6 +355,32 @@ class Planner:
                 self._slot_values = np.concatenate((values[:i], values[i - 1 : i], values[i:]))
             self._slot_values[i:] += change
             self._steps = None
+
+    def _tally_many(self, ats: list[float], changes: list[tuple[IndexArray, FloatArray]]) -> None:
+        """:meth:`_tally` of each ``(ats[k], *changes[k])`` in turn, at once. Slots are
+        whole numbers (exact sums in any order), so the step function is the same."""
+        if not changes:
+            return
+        hosts = np.concatenate([h for h, _ in changes])
+        slots = np.concatenate([v for _, v in changes]).astype(np.float64, copy=False)
+        owner = np.repeat(np.arange(len(changes)), [len(h) for h, _ in changes])
+        if not self._all_ok:
+            slots = np.where(self._ok[hosts], slots, 0.0)
+        amounts = np.bincount(owner, weights=slots, minlength=len(changes))
+        some = amounts != 0
+        if not some.any():
+            return
+        at = np.asarray(ats, dtype=np.float64)[some]
+        amounts = amounts[some]
+        order = np.argsort(at, kind="stable")
+        at, added = at[order], np.cumsum(amounts[order])
+        times = self._slot_times
+        merged = np.union1d(times, at)
+        before = self._slot_values[np.searchsorted(times, merged, side="right") - 1]
+        upto = np.searchsorted(at, merged, side="right")  # changes at or before each instant
+        self._slot_times = merged
+        self._slot_values = before + np.where(upto > 0, added[np.maximum(upto - 1, 0)], 0.0)
+        self._steps = None
 
     def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> _Steps:
         """The profile's slots over every ok host together (kept until the next

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,8 @@ class _Events:
     __slots__ = ("_chunks", "_recent", "_rise", "_rows", "_snap", "_table", "_when", "count")
 
     def __init__(self, now: float, base: FloatArray) -> None:
-        self._chunks: list[tuple[float, IndexArray, FloatArray]] = []
+        # (instant, or one instant per row; hosts; deltas), in the order added
+        self._chunks: list[tuple[float | FloatArray, IndexArray, FloatArray]] = []
         self._recent: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
         self._table: tuple[FloatArray, IndexArray, FloatArray] = _EMPTY
         self.count = 0
@@ -73,6 +74,22 @@ class _Events:
             if up.any():
                 rising: Any = (slice(None), hosts[up])
                 np.maximum.at(self._rise[first:rows], rising, time)
+
+    def add_rows(self, times: FloatArray, hosts: IndexArray, deltas: FloatArray) -> None:
+        """Changes at several instants at once, row ``k`` at ``times[k]``: the same as
+        :meth:`add` of each row in turn (rows of one instant stay in this order)."""
+        if not len(hosts):
+            return
+        self._chunks.append((times, hosts, deltas))
+        self.count += len(hosts)
+        for row in range(self._rows):  # a change reaches the snapshots at or after it
+            due = times <= self._when[row]
+            if not due.any():
+                continue
+            np.add.at(self._snap[row], hosts[due], deltas[due])
+            up = due & (deltas > 0)
+            if up.any():
+                np.maximum.at(self._rise[row], hosts[up], times[up])
 
     def at(self, time: float) -> FloatArray:
         """Every host's availability at ``time`` (each change at or before it applied; a
@@ -165,10 +182,15 @@ class _Events:
         chunks = self._chunks
         if not chunks:
             return
-        t = np.repeat(
-            np.fromiter((c[0] for c in chunks), dtype=np.float64, count=len(chunks)),
-            [len(c[1]) for c in chunks],
-        )
+        if all(isinstance(c[0], float) for c in chunks):
+            t = np.repeat(
+                np.fromiter((c[0] for c in chunks), dtype=np.float64, count=len(chunks)),
+                [len(c[1]) for c in chunks],
+            )
+        else:
+            t = np.concatenate(
+                [np.broadcast_to(np.asarray(c[0], dtype=np.float64), len(c[1])) for c in chunks]
+            )
         h = np.concatenate([c[1] for c in chunks]).astype(np.intp, copy=False)
         d = np.concatenate([c[2] for c in chunks]).astype(np.float64, copy=False)
         chunks.clear()
@@ -241,6 +263,45 @@ class Profile:
         """:meth:`release` of claims given as columns: ``hosts[k]`` gives back
         ``amounts[name][k]`` units of each resource."""
         self._change(max(at, self.now), hosts, amounts, 1.0)
+
+    def release_many(
+        self, ats: Sequence[float], claims: Sequence[tuple[IndexArray, Mapping[str, FloatArray]]]
+    ) -> None:
+        """:meth:`release_columns` of each ``(ats[k], *claims[k])`` in turn, at once: the
+        same changes, in the same order (a session's running jobs' ends)."""
+        if len(ats) != len(claims):
+            raise InternalError("release_many needs one instant per claim")
+        if not claims:
+            return
+        now = self.now
+        at = np.maximum(np.asarray(ats, dtype=np.float64), now)
+        if np.isnan(at).any():
+            raise InternalError(f"a change before the profile's start {now}")
+        unknown = {n for _, amounts in claims for n in amounts} - self._events.keys()
+        if unknown:
+            raise InternalError(f"the profile has no resource {sorted(unknown)[0]!r}")
+        live = ~np.isinf(at)  # an infinite end never happens
+        changed = np.zeros(len(claims), dtype=bool)
+        for name, events in self._events.items():
+            hosts: list[IndexArray] = []
+            units: list[FloatArray] = []
+            owner: list[int] = []
+            for k, (h, amounts) in enumerate(claims):
+                u = amounts.get(name)
+                if u is not None and len(h) and live[k]:
+                    hosts.append(h)
+                    units.append(u)
+                    owner.append(k)
+            if not owner:
+                continue
+            h = np.concatenate(hosts).astype(np.intp, copy=False)
+            u = np.concatenate(units).astype(np.float64, copy=False)
+            rows = np.repeat(np.asarray(owner, dtype=np.intp), [len(x) for x in hosts])
+            some = u != 0
+            if some.any():
+                events.add_rows(at[rows[some]], h[some], u[some])
+                changed[rows[some]] = True
+        self._new_instants += at[changed].tolist()
 
     def hold_columns(
         self, start: float, end: float, hosts: IndexArray, amounts: Mapping[str, FloatArray]
