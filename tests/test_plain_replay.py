@@ -15,6 +15,7 @@ plan and the pick order; and every non-plain option or input keeps the general p
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -219,6 +220,32 @@ def test_plain_replay_decides_as_the_general_path(case: Case) -> None:
     fairshare;
     single_queue on and off; enforce_walltime on and off) reach the plain replay, and it
     gives the general path's records, timeline, hosts and metrics."""
+    both_ways(case)
+
+
+@st.composite
+def merged_cases(draw: st.DrawFn) -> Case:
+    """A plain case whose jobs all go to 2-3 queues of one priority, the first under
+    fairshare: the replay merges a cursor with an order of its own with others."""
+    case = draw(plain_cases())
+    pickers = ["fairshare", draw(st.sampled_from(PICKERS)), draw(st.sampled_from(PICKERS))]
+    names = QUEUE_NAMES[: draw(st.integers(2, 3))]
+    queues = tuple(
+        (name, 0, picker, draw(st.sampled_from(SHARES)), None, None)
+        for name, picker in zip(names, pickers, strict=False)
+    )
+    jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
+    return dataclasses.replace(
+        case, queues=queues, jobs=jobs, single_queue=False, picker=None, backfill=None
+    )
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=merged_cases())
+def test_fairshare_merged_with_other_queues_decides_as_the_general_path(case: Case) -> None:
+    """issue 15 property, for the merge: fairshare with fcfs, strict or fairshare queues
+    of its priority (the replay leaves a too-wide job out of a fairshare cursor only
+    when it is alone at its priority)."""
     both_ways(case)
 
 
@@ -568,6 +595,33 @@ def test_fairshare_merged_with_a_strict_queue_of_its_priority() -> None:
     assert got["x1"].start == 2.0
     assert got["head"].start == 10.0  # it waited for "run"; "held" behind it
     assert got["held"].start >= got["head"].start
+
+
+def test_fairshare_merged_with_fcfs_keeps_a_too_wide_job_in_the_merge() -> None:
+    """(Found by a review.) A fairshare queue and an fcfs queue of one priority: at 10,
+    fairshare's next job is D (5 tasks, submitted at 3; only 4 slots free), so the fcfs
+    queue's C (submitted at 2) goes before it, and then fairshare's B. Leaving D out of
+    the merge because it is too wide would put B (submitted at 1) first: the replay
+    leaves too-wide jobs out of a queue with its own order only when it is alone at its
+    priority."""
+    state = (
+        ClusterBuilder()
+        .host("h0", 4)
+        .host("h1", 1)
+        .queue("fs", 0, picker="fairshare", shares={"u1": 2.0})
+        .queue("ff", 0, picker="fcfs")
+        .build()
+    )
+    jobs = [
+        SimJob("A", 0.0, 10.0, 4, user="u0", queue="fs"),
+        SimJob("E", 0.0, 100.0, 1, user="u2", queue="ff"),
+        SimJob("B", 1.0, 1.0, 2, user="u0", queue="fs"),
+        SimJob("C", 2.0, 1.0, 3, user="u2", queue="ff"),
+        SimJob("D", 3.0, 1.0, 5, user="u1", queue="fs"),
+    ]
+    got = plain_and_general(state, jobs)
+    assert got["C"].start == 10.0
+    assert got["B"].start == 11.0
 
 
 @pytest.mark.parametrize("backfill", ["easy", "conservative"])

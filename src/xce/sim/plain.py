@@ -694,20 +694,28 @@ class PlainReplay:
         (the queue whose next job was submitted first). A strict queue's first job that
         cannot start holds the rest of it.
 
-        Left out, as the picker's promise allows: a job of a queue that does not block
-        at its head wanting more slots than are free (it would pend), and with nothing
-        freed since the last session, every job that pended then (it pends again, and a
-        strict queue held then is held still). A queue offering one job needs no cursor
-        (a cursor offers each of its jobs once)."""
+        Left out, as the picker's promise allows: a job wanting more slots than are free
+        (it would pend) of an fcfs queue, or of a queue with its own order alone at its
+        priority; and with nothing freed since the last session, every job that pended
+        then (it pends again, and a strict queue held then is held still; every job left
+        out was submitted before every new one, so in the merge it came first and
+        changed nothing). A queue offering one job needs no cursor (a cursor offers each
+        of its jobs once)."""
         level = self.levels[lv]
         tasks, queue_of, strict = self.tasks, self.queue_of, self.strict
         held = set() if self.freed else self.held[lv]
         free = self.space.total
+        # too wide to start: left out of a queue in arrival order, and of a queue with an
+        # order of its own only when it is alone at its priority (merged with others, its
+        # next job's submit time decides which queue goes next: leaving one out could
+        # let a job of its pass a job of another queue)
+        alone = len(self.level_queues[lv]) == 1
+        wide_out = [not strict[q] and (self.orders[q] is None or alone) for q in range(len(strict))]
         offered: dict[int, list[int]] = {}
         for at in range(0 if self.freed else self.new_from[lv], len(level)):
             i = level[at]
             q = queue_of[i]
-            if q not in held and (strict[q] or tasks[i] <= free):
+            if q not in held and (tasks[i] <= free or not wide_out[q]):
                 offered.setdefault(q, []).append(i)
         if len(offered) == 1:
             ((q, jobs),) = offered.items()
