@@ -72,6 +72,8 @@ class Case:
     single_queue: bool
     enforce_walltime: bool
     backfill: str | None = None  # SimOptions.backfill (queues may name their own)
+    preemptor: str | None = None  # SimOptions.preemptor (a declared queue may preempt)
+    preempts: tuple[tuple[str, str], ...] = ()  # (queue, a queue it preempts)
 
     def state(self) -> ClusterState:
         b = ClusterBuilder()
@@ -81,6 +83,7 @@ class Case:
             b.queue(
                 name, priority, picker=picker, shares=shares, backfill=backfill,
                 default_runtime=default,
+                preempts=[lo for hi, lo in self.preempts if hi == name],
             )  # fmt: skip
         if self.default_picker is not None:
             b.picker(self.default_picker)
@@ -92,6 +95,7 @@ class Case:
             single_queue=self.single_queue,
             enforce_walltime=self.enforce_walltime,
             backfill=self.backfill,
+            preemptor=self.preemptor,
             plain_replay=plain,
         )
 
@@ -143,6 +147,11 @@ def plain_cases(draw: st.DrawFn) -> Case:
         for name in declared
     )
     queue = st.sampled_from((*declared, "normal"))
+    # a declared queue of a higher priority may preempt a lower declared one
+    ranked = [(q[0], q[1]) for q in queues]
+    preempts = tuple(
+        (hi, lo) for hi, p in ranked for lo, r in ranked if p > r and draw(st.booleans())
+    )
     jobs = []
     for j in range(draw(st.integers(1, 40))):
         jobs.append(
@@ -165,6 +174,8 @@ def plain_cases(draw: st.DrawFn) -> Case:
         draw(st.booleans()),
         draw(st.booleans()),
         draw(st.sampled_from(BACKFILLS)),
+        draw(st.sampled_from((None, "lowest_priority_first"))),
+        preempts,
     )
 
 
@@ -236,7 +247,13 @@ def merged_cases(draw: st.DrawFn) -> Case:
     )
     jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
     return dataclasses.replace(
-        case, queues=queues, jobs=jobs, single_queue=False, picker=None, backfill=None
+        case,
+        queues=queues,
+        jobs=jobs,
+        single_queue=False,
+        picker=None,
+        backfill=None,
+        preempts=(),
     )
 
 
@@ -359,6 +376,8 @@ def features(case: Case, result: SimResult) -> set[str]:
     if len(replayer.level_of) > len(set(replayer.level_of)):
         out.add("queues of one priority")
     out.add(f"single_queue={case.single_queue}")
+    if any(r.preempted for r in records):
+        out.add("preempted")
     if replayer.handoff is not None:
         out.add("backfill plans")
         if any(r.backfilled for r in records):
@@ -398,6 +417,7 @@ FEATURES = {
     "fairshare merged with other queues",
     "fairshare reordered",
     "backfill plans",
+    "preempted",
     "backfilled",
     "planned ahead",
     "single_queue=True",
@@ -647,6 +667,22 @@ def test_backfill_sessions_that_plan_are_run_by_the_core(backfill: str) -> None:
     assert not got["long"].backfilled
 
 
+def test_a_preempting_queue_takes_the_plain_replay_its_sessions_run_by_the_core() -> None:
+    """A queue that preempts keeps the plain replay; a session in which a job cannot
+    start is run by the core: ``high`` (preempts ``low``) takes 2 of the 4 slots ``L``
+    holds at 5; L goes back to its queue (its 20 slot-seconds lost), pends in the session
+    that follows at once, and restarts when H ends."""
+    state = hosts_of(4).queue("low", 0).queue("high", 10, preempts=["low"]).build()
+    jobs = [
+        SimJob("L", 0.0, 100.0, 4, queue="low"),
+        SimJob("H", 5.0, 10.0, 2, queue="high"),
+    ]
+    got = plain_and_general(state, jobs, preemptor="lowest_priority_first")
+    assert got["H"].start == 5.0
+    assert (got["L"].start, got["L"].end) == (15.0, 115.0)
+    assert (got["L"].preempted, got["L"].lost_slot_seconds) == (1, 20.0)
+
+
 class LatestFirst:
     """A picker neither monotone nor offering PlainOrder: newest job first."""
 
@@ -758,9 +794,6 @@ NOT_PLAIN = {
     "fast_paths off": _with_options(fast_paths=False),
     "plain_replay off": _with_options(plain_replay=False),
     "limits": _with_cluster(lambda b: b.limit("cap", slots=6)),
-    "preempting queue": _with_cluster(
-        lambda b: b.queue("normal", 0).queue("urgent", 10, preempts=["normal"])
-    ),
     "reservation": _with_cluster(lambda b: b.reservation("maint", 50.0, 60.0, hosts=["h0"])),
     "initial running work": _with_cluster(
         lambda b: b.running("r0", {"h0": 2}, start_time=0.0, runtime=30.0)
@@ -788,7 +821,7 @@ def test_fairshare_queues_take_the_plain_replay(name: str) -> None:
 def test_non_plain_replays_take_the_general_path(name: str) -> None:
     """Each non-plain input or option (a select, rusage, span, order or same requirement, an
     interval, fast paths or the plain
-    replay off, limits, a preempting queue, a reservation, initial running work) makes
+    replay off, limits, a reservation, initial running work) makes
     ``plain_replay`` None; the general path still replays it: every job ends once,
     within capacity."""
     state, jobs, options = NOT_PLAIN[name]()

@@ -29,7 +29,7 @@ import numpy as np
 
 from xce.alloc import Dispatched, JobAllocation
 from xce.alloc.outcome import Claim, ClaimRun
-from xce.core.events import JobFinished, JobStarted, JobSubmitted
+from xce.core.events import JobFinished, JobPreempted, JobStarted, JobSubmitted
 from xce.errors import EventError, InternalError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class CoreHandoff:
     """What the simulation's core knows of a plain replay that plans, and the sessions
     it runs for it (see the module docstring)."""
 
-    __slots__ = ("decided", "in_core", "planning", "replay", "started_in_core")
+    __slots__ = ("decided", "in_core", "planning", "preempted", "replay", "started_in_core")
 
     def __init__(self, replay: PlainReplay, planning: list[bool]) -> None:
         self.replay = replay
@@ -50,6 +50,7 @@ class CoreHandoff:
         self.in_core: set[int] = set()  # jobs submitted to the core, not finished there
         self.started_in_core: set[int] = set()  # of those, the ones running there
         self.decided: set[int] = set()  # jobs a planned session has decided (recorded)
+        self.preempted = False  # the last session preempted: another follows at once
 
     def native(self, new: list[int], old: int) -> bool:
         """Whether the session may be kept: ``old`` jobs pend from earlier sessions
@@ -112,16 +113,36 @@ class CoreHandoff:
             backfilled = isinstance(decision, Dispatched) and decision.backfilled
             replay.table.extras(i, 0, 0.0, backfilled, *plan)  # adds; keeps an earlier plan
             if isinstance(decision, Dispatched):
+                if not backfilled:
+                    replay.table.not_backfilled(i)
                 self._apply(JobStarted(decision.job, decision.allocation, now))
                 self.started_in_core.add(i)
                 stats.backfilled += backfilled
                 replay.start_placed(i, now, _placed(decision.allocation, replay))
                 started.append(i)
             elif decision.preemption is not None:
-                raise InternalError("a plain replay has no preempting queue")
+                for victim in decision.preemption.victims:
+                    self._preempt(index[victim], now)
+                # it starts at once on what it was promised (as the engine does)
+                promise = decision.preemption.promise
+                self._apply(JobStarted(decision.job, promise, now))
+                self.started_in_core.add(i)
+                replay.start_placed(i, now, _placed(promise, replay))
+                started.append(i)
+                self.preempted = True
         return started
 
-    def _apply(self, event: JobSubmitted | JobStarted | JobFinished) -> None:
+    def _preempt(self, victim: int, now: float) -> None:
+        """``victim`` is preempted now and goes back to its queue, in both (as the
+        engine's ``_preempt``: released, its work lost, submitted again)."""
+        replay = self.replay
+        job = replay.sim.jobs[victim]
+        self._apply(JobPreempted(job.id, now))
+        self.started_in_core.discard(victim)
+        replay.preempt(victim, now)
+        self._apply(JobSubmitted(replay.make_pending(job, 0)))
+
+    def _apply(self, event: JobSubmitted | JobStarted | JobFinished | JobPreempted) -> None:
         try:
             self.replay.sim.core.apply(event)
         except EventError as err:  # the replay's own state does not fit the core's: a bug

@@ -314,6 +314,11 @@ class RecordTable(Sequence[JobRecord]):
         if planned_start is not None or planned_ahead:
             self._planned[i] = (planned_start, planned_ahead)
 
+    def not_backfilled(self, i: int) -> None:
+        """Job ``i``'s last start was not a backfilled one (a job restarted after a
+        preemption keeps the mark of its last start only)."""
+        self._backfilled.discard(i)
+
     def never(self, i: int, why: str | None) -> None:
         """Job ``i`` never ran, for this reason."""
         if why is not None:

@@ -82,8 +82,6 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     state = core.state
     if state.running or state.limits or state.reservations or state.shared_used:
         return None
-    if any(q.preempts for q in state.queues.values()):
-        return None
     capacity = _slot_capacity(sim)
     if capacity is None:
         return None
@@ -105,7 +103,10 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         strict.append(traits.blocks_queue_at_head)
         orders.append(order)
     planning = [core.backfill_for(name).plans for name in queues]
-    return PlainReplay(sim, capacity, tasks, queues, strict, verdicts, orders, planning)
+    preempting = any(q.preempts for q in state.queues.values())
+    return PlainReplay(
+        sim, capacity, tasks, queues, strict, verdicts, orders, planning, preempting=preempting
+    )
 
 
 def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | None] | None:
@@ -369,6 +370,8 @@ class PlainReplay:
         verdicts: dict[int, str | None],
         orders: list[PlainOrder | None],
         planning: list[bool] | None = None,
+        *,
+        preempting: bool = False,
     ) -> None:
         self.sim = sim
         self.verdicts = verdicts
@@ -415,7 +418,10 @@ class PlainReplay:
         # started jobs: (start, where, start step, killed)
         self.running: dict[int, tuple[float, Placed, int, bool]] = {}
         # queues whose backfill policy plans: the sessions that may plan go to the core
-        self.handoff = CoreHandoff(self, planning) if planning and any(planning) else None
+        # and, with a queue that preempts, every session in which a job cannot start
+        planning = planning or [False] * len(queues)
+        self.handoff = CoreHandoff(self, planning) if any(planning) or preempting else None
+        self.preempted: dict[int, tuple[int, float]] = {}  # job: (times, slot-seconds lost)
         self.index: dict[str, int] = (
             {j.id: i for i, j in enumerate(sim.jobs)} if self.handoff is not None else {}
         )
@@ -457,18 +463,21 @@ class PlainReplay:
         ends = self.ends
         running = self.running
         space = self.space
-        levels = self.levels
-        queue_of, orders, ordered = self.queue_of, self.orders, self.ordered
-        level_of = [self.level_of[q] for q in queue_of]
+        queue_of, orders = self.queue_of, self.orders
         ended = step_count = nxt = 0
         progress = sim.progress
         pop = heapq.heappop
-        while nxt < count or ends:
-            now = submits[nxt] if nxt < count else math.inf
+        again = False  # a session preempted: another follows at the same instant
+        now = 0.0
+        while nxt < count or ends or again:
+            if not again:
+                now = submits[nxt] if nxt < count else math.inf
             if ends and ends[0][0] <= now:
                 now = ends[0][0]
                 while ends and ends[0][0] == now:  # finishes first
-                    i = pop(ends)[2]
+                    _, began, i = pop(ends)
+                    if i not in running or running[i][2] != began:
+                        continue  # preempted: this end was cancelled
                     t0, placed, step, killed = running.pop(i)
                     n = tasks[i]
                     if orders[queue_of[i]] is not None:
@@ -497,18 +506,9 @@ class PlainReplay:
                     table.never(i, why)
                     ended += 1
                     continue
-                lv = level_of[i]
                 if handoff is not None:
                     new.append(i)
-                    self.arrival[i] = nxt
-                if self.all_strict[lv]:
-                    self.arrival[i] = nxt
-                    self.queued[self.queue_of[i]].append(i)
-                else:
-                    if ordered[lv]:
-                        self.arrival[i] = nxt
-                    levels[lv].append(i)
-                self.pending += 1
+                self._enqueue(i, nxt)
             if self.pending:
                 stats.sessions += 1
                 if handoff is None:
@@ -520,9 +520,13 @@ class PlainReplay:
                             table.extras(i, 0, 0.0, False, now, False)
                             handoff.decided.add(i)
                 else:
+                    handoff.preempted = False
                     self._forget(handoff.session(now))
                 new.clear()
                 self.freed = False
+            again = handoff is not None and handoff.preempted
+            if again and not self.pending:
+                again = False
             if times and times[-1] == now:  # Timeline.add, inline
                 busy_at[-1], pending_at[-1] = self.busy, self.pending
             else:
@@ -566,6 +570,38 @@ class PlainReplay:
         self.busy += self.tasks[i]
         self.pending -= 1
         self.sim.stats.dispatched += 1
+
+    def _enqueue(self, i: int, arrival: int) -> None:
+        """Job ``i`` pends, the ``arrival``-th to arrive."""
+        lv = self.level_of[self.queue_of[i]]
+        self.arrival[i] = arrival
+        if self.all_strict[lv]:
+            self.queued[self.queue_of[i]].append(i)
+        else:
+            self.levels[lv].append(i)
+        self.pending += 1
+
+    def preempt(self, i: int, now: float) -> None:
+        """Running job ``i`` is preempted now (a session of the core said so): its slots
+        are released, its work is lost, and it pends again, arriving now (as the engine
+        requeues it)."""
+        t0, placed, _, _ = self.running.pop(i)  # its end, still queued, is now cancelled
+        n = self.tasks[i]
+        if self.orders[self.queue_of[i]] is not None:
+            self._hold(i, -n)
+        self.space.release(placed, n)
+        self.busy -= n
+        self.freed = True
+        lost = n * (now - t0)
+        stats = self.sim.stats
+        stats.preemptions += 1
+        stats.lost_slot_seconds += lost
+        times, before = self.preempted.get(i, (0, 0.0))
+        self.preempted[i] = (times + 1, before + lost)
+        self.table.extras(i, times + 1, before + lost, False, None, False)
+        self.steps += 1
+        self.by_arrival.append(i)
+        self._enqueue(i, len(self.by_arrival))
 
     def start_placed(self, i: int, now: float, placed: Placed) -> None:
         """Start job ``i`` at ``now`` where another path placed it (already charged)."""
