@@ -9,12 +9,14 @@ so the jobs are slot-only and both simulators see exactly the same ones. Each re
 a fresh process (``run_xce_sim.py`` for xce, ``run_accasim.py`` in AccaSim's venv).
 
 Reported per shape: xce strict (AccaSim's FIFO) wall time (median of 3 runs), jobs/s and
-peak memory; jobs/s of the pickers fcfs and fairshare and of fcfs with EASY and with
-conservative backfill; AccaSim's wall time under FIFO and under EASY backfilling, the two
-mean waits (which must agree: strict = AccaSim's FIFO + FirstFit, and the generator makes
-no 0 s job, the one case where AccaSim differs, benchmarks/accasim/README.md) and the
-speed-ups (target 20x): strict over AccaSim FIFO, fcfs+easy over AccaSim EASY, and
-fairshare over AccaSim FIFO (AccaSim has no fairshare: its FIFO is the nearest). Then the
+peak memory; jobs/s of the pickers fcfs and fairshare, of fcfs with EASY and with
+conservative backfill, and of fcfs with preemption (a quarter of the jobs in a queue that
+preempts the others', ``run_xce_sim.py --preempt``); AccaSim's wall time under FIFO and
+under EASY backfilling, the two mean waits (which must agree: strict = AccaSim's FIFO +
+FirstFit, and the generator makes no 0 s job, the one case where AccaSim differs,
+benchmarks/accasim/README.md) and the speed-ups (target 20x): strict over AccaSim FIFO,
+fcfs+easy over AccaSim EASY, and fairshare and fcfs+preemption over AccaSim FIFO
+(AccaSim has neither fairshare nor preemption: its FIFO is the nearest). Then the
 LANL-CM5 trace whole under strict, with a wall time and memory budget.
 """
 
@@ -44,12 +46,14 @@ XCE_RUNS = 3  # strict: the median of this many fresh processes
 CHECK_JOBS = 5_000  # the overloaded cross-check of the mean waits (see loaded_check)
 CHECK_LOAD = 1.3  # offered load of that check: queues grow, waits are ~25 min
 WAIT_GAP_S = 1e-6  # xce and AccaSim mean waits must agree to this
-# the other policies, each one fresh process over the whole workload: (label, picker, backfill)
+# the other policies, each one fresh process over the whole workload: (label, picker,
+# backfill, preemption: a quarter of the jobs in a queue that preempts the others')
 POLICIES = (
-    ("fcfs", "fcfs", None),
-    ("fairshare", "fairshare", None),
-    ("fcfs+easy", "fcfs", "easy"),
-    ("fcfs+conservative", "fcfs", "conservative"),
+    ("fcfs", "fcfs", None, False),
+    ("fairshare", "fairshare", None, False),
+    ("fcfs+easy", "fcfs", "easy", False),
+    ("fcfs+conservative", "fcfs", "conservative", False),
+    ("fcfs+preemption", "fcfs", None, True),
 )
 LANL = "LANL-CM5-1994-4.1-cln.swf.gz"
 LANL_WALL_BUDGET_S = 4.0
@@ -124,6 +128,7 @@ def _xce(
     picker: str,
     jobs: int | None = None,
     backfill: str | None = None,
+    preempt: bool = False,
 ) -> dict[str, Any]:
     """One replay in a fresh process (``run_xce_sim.py``; bench_sim.run_xce has no
     ``--cores``)."""
@@ -133,6 +138,8 @@ def _xce(
         cmd += ["--backfill", backfill]
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
+    if preempt:
+        cmd.append("--preempt")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.splitlines()[-15:])
@@ -161,8 +168,8 @@ def shape(path: Path, hosts: int, slots: int, n: int, zero: int) -> list[Result]
         Result(f"{label}, strict: xce mean wait", strict["mean_wait_s"], "s"),
     ]
     runs = {"strict": strict}
-    for policy, picker, backfill in POLICIES:
-        runs[policy] = _xce(path, hosts, slots, picker, backfill=backfill)
+    for policy, picker, backfill, preempt in POLICIES:
+        runs[policy] = _xce(path, hosts, slots, picker, backfill=backfill, preempt=preempt)
         out.append(Result(f"{label}, {policy}: xce jobs/s", _rate(runs[policy]), "jobs/s"))
     if not available() or os.environ.get("XCE_BENCH_NO_ACCASIM"):
         return out
@@ -187,6 +194,12 @@ def shape(path: Path, hosts: int, slots: int, n: int, zero: int) -> list[Result]
         Result(
             f"{label}: fairshare speed-up over AccaSim FIFO",
             theirs["wall_s"] / runs["fairshare"]["wall_s"],
+            "x",
+            TARGET,
+        ),
+        Result(
+            f"{label}: fcfs+preemption speed-up over AccaSim FIFO",
+            theirs["wall_s"] / runs["fcfs+preemption"]["wall_s"],
             "x",
             TARGET,
         ),

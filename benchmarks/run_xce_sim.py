@@ -11,12 +11,14 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.append(str(Path(__file__).resolve().parent))
 
 from peak_memory import peak_rss_mb
+from xce.cluster import state_from_dict
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, Simulation, verify
 from xce.sim.metrics import metrics
@@ -31,12 +33,26 @@ def main() -> int:
     parser.add_argument("--jobs", type=int)
     parser.add_argument("--picker", default="strict")
     parser.add_argument("--backfill", default=None)
+    parser.add_argument(
+        "--preempt",
+        action="store_true",
+        help="two queues: every 4th job in 'high' (priority 10, preempts 'low'), the rest "
+        "in 'low'; preemptor lowest_priority_first",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     trace = read_swf(args.workload, limit=args.jobs)
     cluster = uniform_cluster(args.nodes, args.cores)
+    jobs = trace.jobs
     options = SimOptions(picker=args.picker, single_queue=True, backfill=args.backfill)
-    sim = Simulation(cluster, trace.jobs, options)
+    if args.preempt:
+        queues = state_from_dict(
+            {"queues": {"low": {"priority": 0}, "high": {"priority": 10, "preempts": ["low"]}}}
+        )
+        cluster = uniform_cluster(args.nodes, args.cores, queues=queues)
+        jobs = [replace(j, queue="high" if k % 4 == 0 else "low") for k, j in enumerate(jobs)]
+        options = replace(options, single_queue=False, preemptor="lowest_priority_first")
+    sim = Simulation(cluster, jobs, options)
     began, cpu_began = time.perf_counter(), time.process_time()
     result = sim.run()
     wall = time.perf_counter() - began
