@@ -266,6 +266,53 @@ def test_fairshare_merged_with_other_queues_decides_as_the_general_path(case: Ca
     both_ways(case)
 
 
+@st.composite
+def preempting_cases(draw: st.DrawFn) -> Case:
+    """A plain case whose jobs go to three queues, ``hi`` (priority 20) and ``mid`` (10)
+    preempting the ones below them, under a preemptor; random pickers and backfill."""
+    case = draw(plain_cases())
+    names = ("hi", "mid", "lo")
+    queues = tuple(
+        (name, level, draw(st.sampled_from(PICKERS)), None, draw(st.sampled_from(BACKFILLS)), None)
+        for name, level in zip(names, (20, 10, 0), strict=True)
+    )
+    jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
+    return dataclasses.replace(
+        case,
+        queues=queues,
+        jobs=jobs,
+        single_queue=False,
+        picker=None,
+        preemptor="lowest_priority_first",
+        preempts=(("hi", "mid"), ("hi", "lo"), ("mid", "lo")),
+    )
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=preempting_cases())
+def test_preempting_queues_decide_as_the_general_path(case: Case) -> None:
+    """issue 15 property, for preemption: three queues preempting the ones below them,
+    fcfs, strict or fairshare, with or without backfill: the sessions in which a job
+    cannot start run by the core, its preemptions applied to both alike."""
+    both_ways(case)
+
+
+def test_preempting_cases_preempt() -> None:
+    """The preemption property is not vacuous: its cases preempt, and restart jobs."""
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=preempting_cases())
+    def collect(case: Case) -> None:
+        fast, _ = both_ways(case)
+        seen["preempted"] += any(r.preempted for r in fast.records)
+        seen["restarted and ran"] += any(r.preempted and r.start is not None for r in fast.records)
+
+    collect()
+    assert seen["preempted"] >= 10, seen
+    assert seen["restarted and ran"] >= 10, seen
+
+
 # --- reach: the random cases exercise what the property is about -----------------------
 
 

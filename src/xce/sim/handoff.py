@@ -29,6 +29,7 @@ import numpy as np
 
 from xce.alloc import Dispatched, JobAllocation
 from xce.alloc.outcome import Claim, ClaimRun
+from xce.cluster import PendingJob
 from xce.core.events import JobFinished, JobPreempted, JobStarted, JobSubmitted
 from xce.errors import EventError, InternalError
 
@@ -42,7 +43,16 @@ class CoreHandoff:
     """What the simulation's core knows of a plain replay that plans, and the sessions
     it runs for it (see the module docstring)."""
 
-    __slots__ = ("decided", "in_core", "planning", "preempted", "replay", "started_in_core")
+    __slots__ = (
+        "decided",
+        "in_core",
+        "incremental",
+        "planning",
+        "preempted",
+        "preempts",
+        "replay",
+        "started_in_core",
+    )
 
     def __init__(self, replay: PlainReplay, planning: list[bool]) -> None:
         self.replay = replay
@@ -51,6 +61,13 @@ class CoreHandoff:
         self.started_in_core: set[int] = set()  # of those, the ones running there
         self.decided: set[int] = set()  # jobs a planned session has decided (recorded)
         self.preempted = False  # the last session preempted: another follows at once
+        # the engine's session shortcuts apply (every picker monotone, nothing plans)
+        self.incremental = not any(planning) and all(o is None for o in replay.orders)
+        queues = replay.sim.core.state.queues
+        self.preempts = [  # per queue: it preempts another
+            bool(queues[q.name].preempts) if q.name in queues else False
+            for q in replay.queue_objects
+        ]
 
     def native(self, new: list[int], old: int) -> bool:
         """Whether the session may be kept: ``old`` jobs pend from earlier sessions
@@ -89,14 +106,22 @@ class CoreHandoff:
             self._apply(JobStarted(jobs[i].id, _allocation(placed), start))
             self.started_in_core.add(i)
 
-    def session(self, now: float) -> list[int]:
-        """One session run by the core at ``now``; its dispatches started in both. Returns
-        the jobs started."""
+    def session(self, now: float, new: list[int]) -> list[int]:
+        """One session run by the core at ``now`` (``new``: the jobs submitted at this
+        instant); its dispatches started in both. Returns the jobs started."""
         replay = self.replay
         self.sync()
         core = replay.sim.core
         stats = replay.sim.stats
-        result = core.run_session(now=now)
+        if self.incremental and not replay.freed:
+            jobs = self._candidates(new)
+            if not jobs:
+                return []
+            result = core.run_session(jobs=jobs, skip_blocked=True, now=now)
+        elif self.incremental and not any(replay.strict):
+            result = core.run_session(jobs=self._may_start(), now=now)
+        else:
+            result = core.run_session(now=now)
         stats.decisions += result.stats.jobs
         planned = result.stats.now is not None
         index = replay.index
@@ -131,6 +156,45 @@ class CoreHandoff:
                 started.append(i)
                 self.preempted = True
         return started
+
+    def _candidates(self, new: list[int]) -> list[PendingJob]:
+        """The engine's exact shortcut for pickers that are ``monotone_in_session`` with
+        no policy that plans (``Simulation._candidates``): with nothing freed since the
+        last session (no job ended or was preempted), a job that pended pends again and
+        could not preempt either (what started since took only what was free), so only
+        the new jobs are tried, but not those of a strict queue a job already holds (the
+        queue's head pends for resources: plain jobs pend for nothing else)."""
+        replay = self.replay
+        queue_of, strict = replay.queue_of, replay.strict
+        fresh = set(new)
+        held = {queue_of[i] for i in replay.waiting() if i not in fresh and strict[queue_of[i]]}
+        core = replay.sim.core
+        jobs = replay.sim.jobs
+        out: list[PendingJob] = []
+        for i in new:
+            if queue_of[i] in held:
+                continue
+            pending = core.pending(jobs[i].id)
+            if pending is None:
+                raise InternalError(f"job {jobs[i].id} pends in the replay, not in the core")
+            out.append(pending)
+        return out
+
+    def _may_start(self) -> list[PendingJob]:
+        """The engine's other exact shortcut there (no queue blocking at its head): a job
+        wanting more slots than are free pends without charging anything, unless its
+        queue preempts; every other pending job is tried."""
+        replay = self.replay
+        free, tasks, queue_of = replay.space.total, replay.tasks, replay.queue_of
+        core, jobs = replay.sim.core, replay.sim.jobs
+        out: list[PendingJob] = []
+        for i in replay.waiting():
+            if tasks[i] <= free or self.preempts[queue_of[i]]:
+                pending = core.pending(jobs[i].id)
+                if pending is None:
+                    raise InternalError(f"job {jobs[i].id} pends in the replay, not in the core")
+                out.append(pending)
+        return out
 
     def _preempt(self, victim: int, now: float) -> None:
         """``victim`` is preempted now and goes back to its queue, in both (as the

@@ -521,9 +521,10 @@ class PlainReplay:
                             handoff.decided.add(i)
                 else:
                     handoff.preempted = False
-                    self._forget(handoff.session(now))
+                    self._forget(handoff.session(now, new))
                 new.clear()
-                self.freed = False
+                # a preemption freed what its victims held (the engine's _preempt)
+                self.freed = handoff is not None and handoff.preempted
             again = handoff is not None and handoff.preempted
             if again and not self.pending:
                 again = False
