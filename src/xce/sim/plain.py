@@ -4,12 +4,14 @@ plain workloads (issue 15).
 A replay is *plain* when every job asks for slots alone (a fixed task count; no select,
 ``order[]``, ``rusage``, ``span``, ``same``, affinity or compute units: one primary of one
 alternative) and nothing but free slots can keep a job out: no limits, no advance
-reservations, no preempting queue, no work running when the replay begins, builtin
-allocator plugins only, sessions at every event time (no ``interval``), and every queue's
-picker declares ``monotone_in_session`` (it offers jobs first come, first served) and its
-backfill policy plans nothing (``plans`` False). The engine asks the picker and the
-policy through their Protocols (:func:`~xce.core.pickers.picker_traits`,
-:class:`~xce.backfill.BackfillPolicy`), never their names.
+reservations, no work running when the replay begins, builtin allocator plugins only,
+sessions at every event time (no ``interval``), and every queue's picker declares
+``monotone_in_session`` (it offers jobs first come, first served) or offers its own
+order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``). The engine asks the
+pickers through their Protocols (:func:`~xce.core.pickers.picker_traits`,
+:func:`~xce.core.pickers.plain_order`), never their names. A backfill policy that plans,
+or a queue that preempts, changes a session only once a job in it cannot start: such
+sessions are run by the simulation's own core (:mod:`xce.sim.handoff`).
 
 Such a replay needs none of the layers a session goes through (picker cursors, the
 allocator's contexts and plan iterators, the core's events): this module keeps one array
