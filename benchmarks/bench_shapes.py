@@ -9,15 +9,15 @@ so the jobs are slot-only and both simulators see exactly the same ones. Each re
 a fresh process (``run_xce_sim.py`` for xce, ``run_accasim.py`` in AccaSim's venv).
 
 Reported per shape: xce strict (AccaSim's FIFO) wall time (median of 3 runs), jobs/s and
-peak memory; jobs/s of the pickers fcfs and fairshare, of fcfs with EASY and with
-conservative backfill, and of fcfs with preemption (a quarter of the jobs in a queue that
-preempts the others', ``run_xce_sim.py --preempt``); AccaSim's wall time under FIFO and
-under EASY backfilling, the two mean waits (which must agree: strict = AccaSim's FIFO +
-FirstFit, and the generator makes no 0 s job, the one case where AccaSim differs,
-benchmarks/accasim/README.md) and the speed-ups (target 20x): strict over AccaSim FIFO,
-fcfs+easy over AccaSim EASY, and fairshare and fcfs+preemption over AccaSim FIFO
-(AccaSim has neither fairshare nor preemption: its FIFO is the nearest). Then the
-LANL-CM5 trace whole under strict, with a wall time and memory budget.
+peak memory; jobs/s (each the median of 3 runs) of the pickers fcfs and fairshare, of
+fcfs with EASY and with conservative backfill, and of fcfs with preemption (a quarter of
+the jobs in a queue that preempts the others', ``run_xce_sim.py --preempt``); AccaSim's
+wall time under FIFO and under EASY backfilling, the two mean waits (which must agree:
+strict = AccaSim's FIFO + FirstFit, and the generator makes no 0 s job, the one case
+where AccaSim differs, benchmarks/accasim/README.md) and the speed-ups (target 20x):
+strict over AccaSim FIFO, fcfs+easy over AccaSim EASY, and fairshare and fcfs+preemption
+over AccaSim FIFO (AccaSim has neither fairshare nor preemption: its FIFO is the
+nearest). Then the LANL-CM5 trace whole under strict, with a wall time and memory budget.
 """
 
 from __future__ import annotations
@@ -168,8 +168,13 @@ def shape(path: Path, hosts: int, slots: int, n: int, zero: int) -> list[Result]
         Result(f"{label}, strict: xce mean wait", strict["mean_wait_s"], "s"),
     ]
     runs = {"strict": strict}
-    for policy, picker, backfill, preempt in POLICIES:
-        runs[policy] = _xce(path, hosts, slots, picker, backfill=backfill, preempt=preempt)
+    for policy, picker, backfill, preempt in POLICIES:  # each the median of XCE_RUNS too
+        runs[policy] = _median(
+            [
+                _xce(path, hosts, slots, picker, backfill=backfill, preempt=preempt)
+                for _ in range(XCE_RUNS)
+            ]
+        )
         out.append(Result(f"{label}, {policy}: xce jobs/s", _rate(runs[policy]), "jobs/s"))
     if not available() or os.environ.get("XCE_BENCH_NO_ACCASIM"):
         return out
