@@ -234,6 +234,16 @@ def test_plain_replay_decides_as_the_general_path(case: Case) -> None:
     both_ways(case)
 
 
+def _into_queues(draw: st.DrawFn, case: Case, queues: Any, **changes: Any) -> Case:
+    """``case`` with ``queues`` declared and each job in one of them (drawn), the
+    session's picker and single queue off, and ``changes``."""
+    names = [q[0] for q in queues]
+    jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
+    return dataclasses.replace(
+        case, queues=queues, jobs=jobs, single_queue=False, picker=None, **changes
+    )
+
+
 @st.composite
 def merged_cases(draw: st.DrawFn) -> Case:
     """A plain case whose jobs all go to 2-3 queues of one priority, the first under
@@ -245,16 +255,7 @@ def merged_cases(draw: st.DrawFn) -> Case:
         (name, 0, picker, draw(st.sampled_from(SHARES)), None, None)
         for name, picker in zip(names, pickers, strict=False)
     )
-    jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
-    return dataclasses.replace(
-        case,
-        queues=queues,
-        jobs=jobs,
-        single_queue=False,
-        picker=None,
-        backfill=None,
-        preempts=(),
-    )
+    return _into_queues(draw, case, queues, backfill=None, preempts=())
 
 
 @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
@@ -276,13 +277,10 @@ def preempting_cases(draw: st.DrawFn) -> Case:
         (name, level, draw(st.sampled_from(PICKERS)), None, draw(st.sampled_from(BACKFILLS)), None)
         for name, level in zip(names, (20, 10, 0), strict=True)
     )
-    jobs = tuple(dataclasses.replace(job, queue=draw(st.sampled_from(names))) for job in case.jobs)
-    return dataclasses.replace(
+    return _into_queues(
+        draw,
         case,
-        queues=queues,
-        jobs=jobs,
-        single_queue=False,
-        picker=None,
+        queues,
         preemptor="lowest_priority_first",
         preempts=(("hi", "mid"), ("hi", "lo"), ("mid", "lo")),
     )
