@@ -168,17 +168,7 @@ class CoreHandoff:
         queue_of, strict = replay.queue_of, replay.strict
         fresh = set(new)
         held = {queue_of[i] for i in replay.waiting() if i not in fresh and strict[queue_of[i]]}
-        core = replay.sim.core
-        jobs = replay.sim.jobs
-        out: list[PendingJob] = []
-        for i in new:
-            if queue_of[i] in held:
-                continue
-            pending = core.pending(jobs[i].id)
-            if pending is None:
-                raise InternalError(f"job {jobs[i].id} pends in the replay, not in the core")
-            out.append(pending)
-        return out
+        return [self._in_core(i) for i in new if queue_of[i] not in held]
 
     def _may_start(self) -> list[PendingJob]:
         """The engine's other exact shortcut there (no queue blocking at its head): a job
@@ -186,15 +176,19 @@ class CoreHandoff:
         queue preempts; every other pending job is tried."""
         replay = self.replay
         free, tasks, queue_of = replay.space.total, replay.tasks, replay.queue_of
-        core, jobs = replay.sim.core, replay.sim.jobs
-        out: list[PendingJob] = []
-        for i in replay.waiting():
-            if tasks[i] <= free or self.preempts[queue_of[i]]:
-                pending = core.pending(jobs[i].id)
-                if pending is None:
-                    raise InternalError(f"job {jobs[i].id} pends in the replay, not in the core")
-                out.append(pending)
-        return out
+        return [
+            self._in_core(i)
+            for i in replay.waiting()
+            if tasks[i] <= free or self.preempts[queue_of[i]]
+        ]
+
+    def _in_core(self, i: int) -> PendingJob:
+        """Pending job ``i`` as the core numbered it."""
+        job_id = self.replay.sim.jobs[i].id
+        pending = self.replay.sim.core.pending(job_id)
+        if pending is None:
+            raise InternalError(f"job {job_id} pends in the replay, not in the core")
+        return pending
 
     def _preempt(self, victim: int, now: float) -> None:
         """``victim`` is preempted now and goes back to its queue, in both (as the

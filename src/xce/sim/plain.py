@@ -401,6 +401,14 @@ class PlainReplay:
             for qs, ordered in zip(self.level_queues, self.ordered, strict=True)
         ]
         self.queue_objects = [state.queues.get(name) or Queue(name) for name in queues]
+        # per queue: a job too wide to start may be left out of its session (ordered
+        # levels): a queue in arrival order, or one with an order of its own alone at its
+        # priority (merged with others, its next job's submit time decides which queue
+        # goes next: leaving one out could let a job of its pass a job of another queue)
+        self.wide_out = [
+            not strict[q] and (orders[q] is None or self.width[self.level_of[q]] == 1)
+            for q in range(len(queues))
+        ]
         # per queue with an order of its own: the slots its users' running jobs hold
         self.held_slots: list[dict[str, float]] = [{} for _ in queues]
         self.pending_jobs: dict[int, PendingJob] = {}  # ordered levels' jobs, by arrival
@@ -741,15 +749,10 @@ class PlainReplay:
         changed nothing). A queue offering one job needs no cursor (a cursor offers each
         of its jobs once)."""
         level = self.levels[lv]
-        tasks, queue_of, strict = self.tasks, self.queue_of, self.strict
+        tasks, queue_of = self.tasks, self.queue_of
         held = set() if self.freed else self.held[lv]
         free = self.space.total
-        # too wide to start: left out of a queue in arrival order, and of a queue with an
-        # order of its own only when it is alone at its priority (merged with others, its
-        # next job's submit time decides which queue goes next: leaving one out could
-        # let a job of its pass a job of another queue)
-        alone = len(self.level_queues[lv]) == 1
-        wide_out = [not strict[q] and (self.orders[q] is None or alone) for q in range(len(strict))]
+        wide_out = self.wide_out
         offered: dict[int, list[int]] = {}
         for at in range(0 if self.freed else self.new_from[lv], len(level)):
             i = level[at]
