@@ -14,6 +14,7 @@ import random
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,19 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+KILL_GRACE_S = 10.0  # a SIGKILLed process can take a moment to die on a loaded machine
+
+
+def _gone_within(pids: list[int], seconds: float) -> list[int]:
+    """The ``pids`` still alive after waiting up to ``seconds`` for them to die."""
+    deadline = time.monotonic() + seconds
+    left = [pid for pid in pids if _alive(pid)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [pid for pid in left if _alive(pid)]
+    return left
+
+
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
     """A headless Chromium under chromedriver; stopped by pid afterwards, whatever
@@ -150,7 +164,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
             for pid in [*started, *_children(driver_pid)]:
                 if _alive(pid):
                     os.kill(pid, signal.SIGKILL)
-            left = [pid for pid in started if _alive(pid)]
+            left = _gone_within(started, KILL_GRACE_S)
             assert not left, f"browser processes left running: {left}"
 
 
