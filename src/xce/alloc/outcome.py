@@ -53,6 +53,9 @@ class PendReason(StrEnum):
     for a job planned to start later (backfill) or for an advance reservation it is not
     in. ``RESERVATION``: the job runs only in its advance reservation, whose window is
     not open yet, has ended, or is too short for the job's estimate (docs/backfill.md).
+    ``HELD``, ``BEGIN_TIME``, ``DEPENDENCY`` and ``ARRAY_LIMIT`` are decided before any
+    resource is looked at (xce.core.gates): the job is held, its begin time is still to
+    come, it waits for other jobs, or its array runs as many tasks as its ``%N`` allows.
     """
 
     NEVER_RUNNABLE = "NEVER_RUNNABLE"
@@ -69,6 +72,10 @@ class PendReason(StrEnum):
     PREEMPTING = "PREEMPTING"
     RESERVED = "RESERVED"
     RESERVATION = "RESERVATION"
+    HELD = "HELD"
+    BEGIN_TIME = "BEGIN_TIME"
+    DEPENDENCY = "DEPENDENCY"
+    ARRAY_LIMIT = "ARRAY_LIMIT"
 
 
 def _no_hosts() -> Mapping[str, int]:

@@ -253,11 +253,15 @@ class Planner:
         request: JobRequest,
         duration: float,
         hint: IndexArray | None = None,
+        *,
+        earliest: float | None = None,
     ) -> PlannedStart | None:
         """The job's earliest start and placement in the profile (None: no instant has
         room for it, or it runs only in a reservation that cannot take it). ``hint``:
         the hosts of the job's last planned placement, preferred before any other (a
         fresh plan then keeps an earlier session's promise where it still fits).
+        ``earliest``: no start before it (a begin time, a dependency: xce.core.gates);
+        it is a candidate instant itself, as are the changes of availability after it.
 
         Candidates whose run would see, at some instant, fewer slots on all ok hosts
         together than the job has tasks are passed over without a try (exact: no
@@ -266,6 +270,11 @@ class Planner:
         failed = 0
         fewest = request.requirement.fewest_tasks
         times = self._candidates(job, duration)
+        if earliest is not None and earliest > self.now:
+            times = np.union1d(times[times > earliest], [earliest])
+            own = self.reservations.get(job.reservation) if job.reservation else None
+            if own is not None:
+                times = times[(times >= own.start) & (times + duration <= own.end)]
         eligible = self._static_hosts(request)
         screens = [(self._slot_totals(eligible), float(fewest))] if self._shortcuts else []
         screens += self._amount_screens(request, eligible) if self._shortcuts else []

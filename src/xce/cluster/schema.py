@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
+from xce.cluster.jobflow import SyntaxProblem, parse_array, parse_dependency
 from xce.errors import clip
 from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
 
@@ -35,6 +36,7 @@ __all__ = [
     "SharedSpec",
     "SpecError",
     "StateSpec",
+    "check_job_flow",
     "check_job_reservation",
     "check_spec",
     "clip",
@@ -135,6 +137,8 @@ class RunningSpec(_Spec):
     resreq: str = ""
     runtime: Amount | None = None
     requested_time: Amount | None = None  # the walltime estimate it was started with
+    name: str | None = None  # the job name (singleton dependencies)
+    array_job: str | None = None  # the array job it is a task of (its record's %N limit)
 
 
 class ReservationSpec(_Spec):
@@ -165,6 +169,13 @@ class JobSpec(_Spec):
     requested_time: Amount | None = None  # the user's walltime estimate (like bsub -W)
     reservation: str | None = None  # the advance reservation the job runs in (sbatch --reservation)
     reason: str | None = None  # the real scheduler's own pend reason, as imported (free text)
+    priority: Number | None = None  # the scheduler's job priority (the priority picker)
+    hold: bool = False  # held: pends HELD, never planned
+    begin_time: Number | None = None  # no start before it (sbatch --begin, bsub -b)
+    dependency: str | None = None  # Slurm's --dependency syntax (xce.cluster.jobflow)
+    name: str | None = None  # the job name (singleton dependencies)
+    array: str | None = None  # an array record's remaining task indices, 10-99%5
+    scheduler_start: Number | None = None  # the scheduler's own expected start (imported)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
@@ -190,6 +201,8 @@ class StateSpec(_Spec):
     backfill: str | None = None  # the default backfill policy of queues that name none
     now: Number | None = None  # the snapshot's time (default: its latest start/submit time)
     scheduler: str | None = None  # the scheduler the state was imported from (names reasons)
+    timezone: str | None = None  # IANA zone of times shown to a person (default UTC)
+    scheduler_resolution: Annotated[float, msgspec.Meta(ge=0, le=_BIG)] | None = None
 
 
 class SpecError(Exception):
@@ -258,6 +271,9 @@ def check_spec(spec: StateSpec) -> None:
     for i, job in enumerate(spec.jobs):
         _check_tasks(job, ("jobs", i))
         check_job_reservation(job, ("jobs", i), spec.reservations)
+        check_job_flow(job, ("jobs", i))
+    _check_array_ids(spec)
+    _check_timezone(spec.timezone)
     for name, queue in spec.queues.items():
         _check_preempts(spec, name, queue)
         _check_runtimes(name, queue)
@@ -303,6 +319,48 @@ def _check_tasks(job: JobSpec, at: DocPath) -> None:
             (*at, "max_tasks"),
             f"max_tasks ({job.max_tasks}) is less than min_tasks ({job.min_tasks})",
         )
+
+
+def check_job_flow(job: JobSpec, at: DocPath) -> None:
+    """A job's ``dependency`` and ``array`` parse (errors point into the string)."""
+    for key, parse in (("dependency", parse_dependency), ("array", parse_array)):
+        text = getattr(job, key)
+        if text is None:
+            continue
+        try:
+            parse(text)
+        except SyntaxProblem as err:
+            raise SpecError((*at, key), err.message, column=err.column, text=text) from None
+
+
+def _check_array_ids(spec: StateSpec) -> None:
+    """An array task's id (``412_7``) is not another job's: a running or pending job with
+    the id of a task the record still holds is refused."""
+    arrays = {str(j.id): parse_array(j.array) for j in spec.jobs if j.array is not None}
+    if not arrays:
+        return
+    entries = [("running", i, str(r.id)) for i, r in enumerate(spec.running)]
+    entries += [("jobs", i, str(j.id)) for i, j in enumerate(spec.jobs)]
+    for section, i, job_id in entries:
+        record, sep, index = job_id.rpartition("_")
+        if sep and index.isdigit() and record in arrays and int(index) in arrays[record]:
+            raise SpecError(
+                (section, i, "id"),
+                f"job id {quote(job_id)} is a task the array record {quote(record)} still holds",
+            )
+
+
+def _check_timezone(name: str | None) -> None:
+    if name is None:
+        return
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SpecError(
+            ("timezone",), f"unknown time zone {quote(clip(name))} (an IANA name: Europe/Berlin)"
+        ) from None
 
 
 def check_job_reservation(job: JobSpec, at: DocPath, reservations: list[ReservationSpec]) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from xce.cluster.catalog import SLOTS, ResourceCatalog, ResourceKind
 from xce.cluster.hosts import FloatArray, HostTable, build_catalog, describe
+from xce.cluster.jobflow import ArrayIndices, Dependency, parse_array, parse_dependency
 from xce.cluster.schema import (
     DocPath,
     HostAllocSpec,
@@ -190,6 +191,8 @@ class RunningJob:
     resreq: str = ""
     runtime: float | None = None
     requested_time: float | None = None  # the walltime estimate, if given
+    name: str | None = None  # the job name (singleton dependencies)
+    array_job: str | None = None  # the array record it is a task of
 
     @property
     def slots(self) -> int:
@@ -217,6 +220,25 @@ class PendingJob:
     requested_time: float | None = None  # the walltime estimate, if given
     reservation: str | None = None  # the advance reservation it must run in, if any
     reason: str | None = None  # the real scheduler's own pend reason (imported; not used)
+    priority: float | None = None  # the scheduler's job priority (the priority picker)
+    hold: bool = False  # held: pends HELD, never planned
+    begin_time: float | None = None  # no start before it
+    dependency: Dependency | None = None  # what it waits for (xce.cluster.jobflow)
+    name: str | None = None  # the job name (singleton dependencies)
+    array: ArrayIndices | None = None  # an array record: the task indices it still holds
+    array_job: str | None = None  # an array task: its record's id
+    scheduler_start: float | None = None  # the scheduler's own expected start (not used)
+
+    @property
+    def gated(self) -> bool:
+        """Whether something besides resources can keep the job waiting (a hold, a begin
+        time, a dependency) or it is an array record (xce.core.gates)."""
+        return (
+            self.hold
+            or self.begin_time is not None
+            or self.dependency is not None
+            or self.array is not None
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -242,6 +264,8 @@ class ClusterState:
     default_backfill: str | None = None  # for queues that name no backfill policy
     now: float | None = None  # the snapshot's time, if the file gives it
     scheduler: str | None = None  # the scheduler it was imported from (its jobs' reasons)
+    timezone: str | None = None  # IANA zone of times shown to a person (None: UTC)
+    scheduler_resolution: float | None = None  # seconds: a start within it is the scheduler's
 
     def session_time(self) -> float:
         """When a session on this state runs: ``now`` if given, else the latest start or
@@ -316,6 +340,8 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         default_backfill=spec.backfill,
         now=spec.now,
         scheduler=spec.scheduler,
+        timezone=spec.timezone,
+        scheduler_resolution=spec.scheduler_resolution,
         reservations=tuple(
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)
@@ -511,6 +537,8 @@ def _running_job(run: RunningSpec, allocs: tuple[HostAlloc, ...]) -> RunningJob:
         resreq=run.resreq,
         runtime=run.runtime,
         requested_time=run.requested_time,
+        name=run.name,
+        array_job=run.array_job,
     )
 
 
@@ -531,4 +559,11 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
         requested_time=job.requested_time,
         reservation=job.reservation,
         reason=job.reason,
+        priority=job.priority,
+        hold=job.hold,
+        begin_time=job.begin_time,
+        dependency=parse_dependency(job.dependency) if job.dependency is not None else None,
+        name=job.name,
+        array=parse_array(job.array) if job.array is not None else None,
+        scheduler_start=job.scheduler_start,
     )

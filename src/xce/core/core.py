@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -52,7 +53,7 @@ from xce.core.events import (
 )
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.repeat import Started
-from xce.core.session import Session, SessionResult, job_request
+from xce.core.session import Session, SessionResult, array_task, job_request
 from xce.errors import EventError, InputError
 from xce.inputs import MAX_HOST_SLOTS
 from xce.preempt import Preemptor
@@ -101,6 +102,7 @@ class SchedulerCore:
         self._default_picker = picker or state.default_picker
         self._default_backfill = backfill or state.default_backfill
         self._now = state.now
+        self._about = (state.scheduler, state.timezone, state.scheduler_resolution)
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
@@ -138,6 +140,9 @@ class SchedulerCore:
                 reservations=self._reservations,
                 default_backfill=self._default_backfill,
                 now=self._now,
+                scheduler=self._about[0],
+                timezone=self._about[1],
+                scheduler_resolution=self._about[2],
             )
         return self._view
 
@@ -292,7 +297,7 @@ class SchedulerCore:
         self._next_order += 1
 
     def _start(self, job_id: str, allocation: JobAllocation, time: float) -> None:
-        job = self._pending.get(job_id)
+        job = self._pending.get(job_id) or self._array_task(job_id)
         if job is None:
             raise EventError(f"JobStarted: {job_id!r} is not a pending job")
         if allocation.count == 0:
@@ -329,9 +334,30 @@ class SchedulerCore:
             self._used[name][hosts] += amounts
         for name, amount in shared_units.items():
             self._shared_used[name] += amount
-        del self._pending[job_id]
+        if job.array_job is not None and job_id not in self._pending:
+            self._take_task(job.array_job, job_id)
+        else:
+            del self._pending[job_id]
         self._running[job_id] = _running_job(job, allocation, shared, self._hosts.names, time)
         self._held[job_id] = held
+
+    def _array_task(self, job_id: str) -> PendingJob | None:
+        """Task ``412_7`` of a pending array record ``412`` that still holds index 7."""
+        record_id, sep, index = job_id.rpartition("_")
+        record = self._pending.get(record_id) if sep and index.isdigit() else None
+        if record is None or record.array is None or int(index) not in record.array:
+            return None
+        return array_task(record, int(index))
+
+    def _take_task(self, record_id: str, job_id: str) -> None:
+        """The record no longer holds the task that started (gone with its last task)."""
+        record = self._pending[record_id]
+        assert record.array is not None
+        left = record.array.without(int(job_id.rpartition("_")[2]))
+        if len(left):
+            self._pending[record_id] = replace(record, array=left)
+        else:
+            del self._pending[record_id]
 
     def _shared_free(self, name: str) -> float:
         """Units of shared ``name`` not held (exact)."""
@@ -634,4 +660,6 @@ def _running_job(
         resreq=job.resreq,
         runtime=job.runtime,
         requested_time=job.requested_time,
+        name=job.name,
+        array_job=job.array_job,
     )

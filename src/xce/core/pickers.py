@@ -9,7 +9,8 @@ whose next job was submitted first). Builtins:
 - ``strict``: as fcfs, but a job that waits for resources holds its queue (strict FIFO,
   as Slurm's main scheduler): every later job pends as ``QUEUE_BLOCKED``. A job that
   waits on a limit (``LIMIT``) holds only the later jobs that limit applies to; a job
-  that can never run (``NEVER_RUNNABLE``) or is invalid (``INVALID``) holds nobody
+  that can never run (``NEVER_RUNNABLE``), is invalid (``INVALID``) or waits at a gate
+  (``HELD``, ``BEGIN_TIME``, ``DEPENDENCY``, ``ARRAY_LIMIT``) holds nobody
   (:class:`QueueHold` says who waits behind whom).
 - ``fairshare``: LSF-style user fairshare within the queue. A user's dynamic priority is
   ``share / (1 + slots)``, where ``share`` is the queue's ``shares[user]`` (else
@@ -242,6 +243,10 @@ _NOT_A_HEAD = frozenset(
         PendReason.INVALID,
         PendReason.QUEUE_BLOCKED,
         PendReason.RESERVATION,  # waits for its own reservation's window, not for others
+        PendReason.HELD,  # the gates (xce.core.gates): waits for no resource
+        PendReason.BEGIN_TIME,
+        PendReason.DEPENDENCY,
+        PendReason.ARRAY_LIMIT,
     }
 )
 Consumer = tuple[str, str, str]  # (user, queue, project)
@@ -250,8 +255,9 @@ Consumer = tuple[str, str, str]  # (user, queue, project)
 def holds_queue(reason: PendReason) -> bool:
     """True if a job tried and pending for ``reason`` holds the rest of its strict queue:
     it waits for resources. ``LIMIT`` holds only some later jobs (:class:`QueueHold`);
-    ``NEVER_RUNNABLE``, ``INVALID``, ``RESERVATION`` and ``QUEUE_BLOCKED`` (not tried)
-    hold nobody."""
+    ``NEVER_RUNNABLE``, ``INVALID``, ``RESERVATION``, ``QUEUE_BLOCKED`` (not tried) and
+    the gates' reasons (``HELD``, ``BEGIN_TIME``, ``DEPENDENCY``, ``ARRAY_LIMIT``: not
+    waiting for resources) hold nobody."""
     return reason not in _NOT_A_HEAD
 
 

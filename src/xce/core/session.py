@@ -13,6 +13,7 @@ feedback (fcfs), and waits for each decision when they do (strict, fairshare).
 from __future__ import annotations
 
 import heapq
+import math
 import queue
 import threading
 import time
@@ -43,6 +44,7 @@ from xce.alloc.planner import Planner, monotone
 from xce.backfill import BackfillPolicy, BackfillRegistry, default_backfills
 from xce.cluster import ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
+from xce.core.gates import Gate, Gates
 from xce.core.pickers import (
     JobPicker,
     Pick,
@@ -60,6 +62,7 @@ __all__ = [
     "Session",
     "SessionResult",
     "SessionStats",
+    "array_task",
     "fcfs_order",
     "job_request",
 ]
@@ -73,6 +76,12 @@ def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) ->
     """Queue priority high first, then submit time, then file order."""
     pending = state.jobs if jobs is None else jobs
     return sorted(pending, key=lambda j: (-state.queue_priority(j.queue), j.submit_time, j.order))
+
+
+def array_task(record: PendingJob, index: int) -> PendingJob:
+    """Task ``index`` of array record ``record``: a job of its own, ``412_7``, asking
+    what the record asks."""
+    return replace(record, id=f"{record.id}_{index}", array=None, array_job=record.id)
 
 
 def job_request(job: PendingJob, catalog: ResourceCatalog) -> JobRequest:
@@ -136,8 +145,12 @@ class PickSequence:
     def needs_feedback(self, pick: Pick) -> bool:
         return self._owner[pick.job.id].needs_feedback
 
-    def feedback(self, pick: Pick, decision: Decision) -> None:
-        self._owner.pop(pick.job.id).feedback(pick, decision)
+    def feedback(self, pick: Pick, decisions: Sequence[Decision]) -> None:
+        """The decisions on ``pick`` to its cursor, in order (an array record's: one per
+        task tried)."""
+        cursor = self._owner.pop(pick.job.id)
+        for decision in decisions:
+            cursor.feedback(pick, decision)
 
 
 def _named_in_file(
@@ -248,6 +261,7 @@ class Session:
         # job -> (host table, hosts) of its last planned placement, across sessions
         self._hints: dict[str, tuple[object, npt.NDArray[np.intp]]] = {}
         self._memory = PlanMemory()  # the last planned session's decisions, to repeat
+        self._gates: Gates | None = None  # this session's, when a job may wait at one
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -313,7 +327,84 @@ class Session:
             return None
         return found[1]
 
-    def _decide(self, pick: Pick) -> Decision:
+    def _decide(self, pick: Pick) -> tuple[Decision, ...]:
+        """The decisions on one pick: one, or for an array record one per task tried."""
+        gates = self._gates
+        if gates is None:
+            return (self._decide_one(pick),)
+        job = pick.job
+        if job.array is not None:
+            return self._decide_array(pick, gates)
+        gate = gates.check(job)
+        if gate is None:
+            decision = self._decide_one(pick)
+            self._tell(gates, job, decision)
+            return (decision,)
+        return (self._at_gate(job, gate, gates),)
+
+    def _tell(self, gates: Gates, job: PendingJob, decision: Decision) -> None:
+        """What a later job's gate needs of a decision: a start, or a planned run."""
+        if isinstance(decision, Dispatched):
+            gates.started(job)
+        elif isinstance(decision, Pending) and decision.plan is not None:
+            gates.planned(job.id, decision.plan.start, decision.plan.end)
+
+    def _at_gate(self, job: PendingJob, gate: Gate, gates: Gates) -> Pending:
+        """A job waiting at a gate: its reason, and in a planned session a plan from the
+        gate's earliest instant on. Only a begin time's plan is held (reserved): as in
+        Slurm, whose backfill reserves nothing for a job with an unsatisfied dependency
+        or at its array's limit, the others' plans are shown and hold nothing."""
+        decision = Pending(job.id, gate.info)
+        planner = self._planner
+        if planner is None:
+            return decision
+        self._decided.add(job.id)
+        if self._report is not None and job.id in self._report:
+            self._report_left -= 1
+        earliest = gate.earliest
+        if earliest is None or math.isnan(earliest) or not math.isfinite(earliest):
+            return decision
+        request = self._request(job)
+        plan = planner.plan(job, request, planner.estimate_of(job), None, earliest=earliest)
+        if plan is None:
+            return decision
+        if gate.info.reason is PendReason.BEGIN_TIME:
+            planner.hold(job.id, plan)
+        self._planned += 1
+        gates.planned(job.id, plan.start, plan.end)
+        return replace(decision, plan=plan)
+
+    def _decide_array(self, pick: Pick, gates: Gates) -> tuple[Decision, ...]:
+        """An array record's tasks in index order, each a job of its own (``412_7``),
+        while they start; the first that cannot (or the ``%N`` limit, or a gate of the
+        record) ends the pick with one pending decision for the record, which stands
+        for every task it still holds."""
+        record = pick.job
+        indices = record.array
+        assert indices is not None
+        out: list[Decision] = []
+        while len(indices):
+            gate = gates.check(record) or gates.array_limit(record)
+            task = array_task(record, indices.first)
+            if gate is not None:
+                pending = self._at_gate(task, gate, gates)
+            else:
+                decision = self._decide_one(Pick(task, pick.blocked_by))
+                if isinstance(decision, Dispatched):
+                    gates.started(task)
+                    out.append(decision)
+                    indices = indices.without(indices.first)
+                    continue
+                assert isinstance(decision, Pending)
+                pending = decision
+            info = pending.info
+            left = f"{len(indices)} task(s) {record.id}_[{indices.text()}] wait: "
+            info = replace(info, message=left + info.message)
+            out.append(replace(pending, job=record.id, info=info))
+            break
+        return tuple(out)
+
+    def _decide_one(self, pick: Pick) -> Decision:
         planner = self._planner
         if planner is not None:
             self._decided.add(pick.job.id)
@@ -390,6 +481,7 @@ class Session:
             and self._report is None
             and not state.reservations
             and not any(q.preempts for q in state.queues.values())
+            and self._gates is None  # a gate opens with time, not only with resources
         )
 
     def _decide_planned(self, pick: Pick, planner: Planner) -> Decision:
@@ -498,7 +590,11 @@ class Session:
             ids = {j.id for j in pending}
             self._hints = {k: v for k, v in self._hints.items() if k in ids}
         self._planner = None
+        self._gates = None
         when: float | None = None
+        if any(j.gated for j in pending):
+            at = self.state.session_time() if now is None else now
+            self._gates = Gates(self.state, at)
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
             self._planner = Planner(alloc, when)
@@ -531,9 +627,9 @@ class Session:
     def _synchronous(self, picks: PickSequence) -> tuple[Decision, ...]:
         out: list[Decision] = []
         while (pick := picks.next()) is not None:
-            decision = self._decide(pick)
-            picks.feedback(pick, decision)
-            out.append(decision)
+            decisions = self._decide(pick)
+            picks.feedback(pick, decisions)
+            out.extend(decisions)
         return tuple(out)
 
     def _threaded(self, picks: PickSequence) -> tuple[Decision, ...]:
@@ -599,7 +695,7 @@ class _Pipeline:
         self.picks = picks
         self.token = session.allocator.token
         self.work: queue.Queue[object] = queue.Queue(maxsize=_QUEUE_DEPTH)
-        self.replies: queue.Queue[Decision] = queue.Queue()
+        self.replies: queue.Queue[tuple[Decision, ...]] = queue.Queue()
         self.decisions: list[Decision] = []
         self.failure: BaseException | None = None
         self.stop = threading.Event()
@@ -636,7 +732,7 @@ class _Pipeline:
             except queue.Full:
                 continue
 
-    def _reply(self) -> Decision:
+    def _reply(self) -> tuple[Decision, ...]:
         while True:
             self.token.checkpoint()
             if self.stop.is_set():
@@ -677,7 +773,7 @@ class _Pipeline:
                 return
             assert isinstance(item, list)
             for pick, wait in item:
-                decision = self.session._decide(pick)
-                self.decisions.append(decision)
+                decisions = self.session._decide(pick)
+                self.decisions.extend(decisions)
                 if wait:
-                    self.replies.put(decision)
+                    self.replies.put(decisions)

@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 import yaml
 
-from xce.cluster import SLOTS, ClusterState, HostStatus, Queue, ResourceKind
+from xce.cluster import SLOTS, ClusterState, HostStatus, PendingJob, Queue, ResourceKind
 from xce.errors import StateError
 
 __all__ = ["state_to_dict", "write_state"]
@@ -119,6 +119,10 @@ def _running(state: ClusterState) -> list[dict[str, Any]]:
             item["runtime"] = _number(r.runtime)
         if r.requested_time is not None:
             item["requested_time"] = _number(r.requested_time)
+        if r.name is not None:
+            item["name"] = r.name
+        if r.array_job is not None:
+            item["array_job"] = r.array_job
         out.append(item)
     return out
 
@@ -143,8 +147,29 @@ def _jobs(state: ClusterState) -> list[dict[str, Any]]:
             item["reservation"] = j.reservation
         if j.reason is not None:
             item["reason"] = j.reason
+        item.update(_flow(j))
         out.append(item)
     return out
+
+
+def _flow(j: PendingJob) -> dict[str, Any]:
+    """What besides resources a job waits on, and what the scheduler said of it."""
+    item: dict[str, Any] = {}
+    if j.priority is not None:
+        item["priority"] = _number(j.priority)
+    if j.hold:
+        item["hold"] = True
+    if j.begin_time is not None:
+        item["begin_time"] = _number(j.begin_time)
+    if j.dependency is not None:
+        item["dependency"] = j.dependency.text
+    if j.name is not None:
+        item["name"] = j.name
+    if j.array is not None:
+        item["array"] = j.array.text()
+    if j.scheduler_start is not None:
+        item["scheduler_start"] = _number(j.scheduler_start)
+    return item
 
 
 def _queue(q: Queue) -> dict[str, Any]:
@@ -202,6 +227,10 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         data["now"] = _number(state.now)
     if state.scheduler is not None:
         data["scheduler"] = state.scheduler
+    if state.timezone is not None:
+        data["timezone"] = state.timezone
+    if state.scheduler_resolution is not None:
+        data["scheduler_resolution"] = _number(state.scheduler_resolution)
     return data
 
 

@@ -1,0 +1,196 @@
+"""What keeps a job waiting before any resource is looked at: a hold, a begin time
+still to come, a dependency on other jobs, an array's ``%N`` limit.
+
+A job stopped at a gate pends with the gate's reason (``HELD``, ``BEGIN_TIME``,
+``DEPENDENCY``, ``ARRAY_LIMIT``) and charges nothing, so it changes no other job's
+decision; it holds no strict queue. When the session plans (backfill), a gate also
+says the earliest instant the job may start, and the job is planned no earlier:
+
+- a begin time: that time;
+- a dependency on a running job: its estimated end (``after``: its start plus the
+  delay); on a pending job: its planned end this session (``after``: its planned
+  start), now plus its estimate if it started this session, and unknown (no plan)
+  while it has no plan yet; an id the state does not hold is a job that has ended
+  (satisfied). ``,`` takes the latest of the items, ``?`` the earliest;
+  ``singleton``: the latest end of the running jobs of the same user and name;
+- a held job: never (no plan).
+
+Planning assumes every job ends as planned and successfully, so ``afternotok`` waits
+for its job's end as ``afterany`` does (docs/state-file.md, "Dependencies").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from xce.alloc import PendInfo, PendReason
+from xce.cluster import ClusterState, PendingJob, RunningJob, estimate, estimated_end
+from xce.cluster.jobflow import Dependency, DependencyItem, DepKind
+
+__all__ = ["Gate", "Gates"]
+
+_UNKNOWN = math.nan  # an earliest start not known yet (a pending job without a plan)
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Why a job waits at a gate, and the earliest it may start (None: never planned,
+    NaN: not known this session)."""
+
+    info: PendInfo
+    earliest: float | None
+
+
+class Gates:
+    """The gates of one session over ``state`` at ``now``; told of each decision
+    (:meth:`started`, :meth:`planned`) so later jobs see the earlier ones."""
+
+    def __init__(self, state: ClusterState, now: float) -> None:
+        self.now = now
+        self._state = state
+        self._running: Mapping[str, RunningJob] = {r.id: r for r in state.running}
+        self._pending = {j.id: j for j in state.jobs}
+        self._started: dict[str, float] = {}  # this session: job -> estimated end
+        self._planned: dict[str, tuple[float, float]] = {}  # job -> (start, end)
+        self._names: dict[tuple[str, str], float] = {}  # (user, name) -> latest end
+        for r in state.running:
+            if r.name is not None:
+                self._note_name(r.user, r.name, self._running_end(r))
+        self._array_running: Counter[str] = Counter(
+            r.array_job for r in state.running if r.array_job is not None
+        )
+        self._array_ends: dict[str, list[float]] = {}
+        for r in state.running:
+            if r.array_job is not None:
+                self._array_ends.setdefault(r.array_job, []).append(self._running_end(r))
+
+    # --- what the session tells ------------------------------------------------------
+    def started(self, job: PendingJob) -> None:
+        """``job`` was dispatched in this session (it runs from now)."""
+        end = self.now + self._estimate(job)
+        self._started[job.id] = end
+        if job.name is not None:
+            self._note_name(job.user, job.name, end)
+        if job.array_job is not None:
+            self._array_running[job.array_job] += 1
+            self._array_ends.setdefault(job.array_job, []).append(end)
+
+    def planned(self, job_id: str, start: float, end: float) -> None:
+        """Job ``job_id`` (pending) is planned over ``[start, end)`` this session."""
+        self._planned[job_id] = (start, end)
+
+    # --- what a job waits on ---------------------------------------------------------
+    def check(self, job: PendingJob) -> Gate | None:
+        """The gate ``job`` waits at now, or None when only resources decide."""
+        if job.hold:
+            return Gate(PendInfo(PendReason.HELD, "held: it does not start until released"), None)
+        waits: list[str] = []
+        earliest = self.now
+        if job.dependency is not None:
+            when, waiting = self._dependency(job, job.dependency)
+            if waiting:
+                waits.append(waiting)
+                earliest = max(earliest, when) if not math.isnan(when) else _UNKNOWN
+        if job.begin_time is not None and job.begin_time > self.now:
+            if not math.isnan(earliest):
+                earliest = max(earliest, job.begin_time)
+            if not waits:
+                message = f"its begin time is {job.begin_time:.0f} s (in "
+                message += f"{job.begin_time - self.now:.0f} s)"
+                return Gate(PendInfo(PendReason.BEGIN_TIME, message), earliest)
+            waits.append(f"and its begin time is {job.begin_time:.0f} s")
+        if waits:
+            return Gate(PendInfo(PendReason.DEPENDENCY, "; ".join(waits)), earliest)
+        return None
+
+    def array_limit(self, record: PendingJob) -> Gate | None:
+        """The record's ``%N`` limit, when as many of its tasks run as it allows; the
+        earliest start is the earliest end of one of them."""
+        array = record.array
+        if array is None or array.limit is None:
+            return None
+        running = self._array_running[record.id]
+        if running < array.limit:
+            return None
+        ends = self._array_ends.get(record.id, [])
+        message = f"{running} of its tasks run, as many as its %{array.limit} allows"
+        return Gate(PendInfo(PendReason.ARRAY_LIMIT, message), min(ends, default=_UNKNOWN))
+
+    def _dependency(self, job: PendingJob, dep: Dependency) -> tuple[float, str]:
+        """(earliest start, what it still waits for: "" when satisfied now)."""
+        times: list[float] = []
+        waiting: list[str] = []
+        for item in dep.items:
+            when = self._item_time(job, item)
+            if when is not None and (math.isnan(when) or when > self.now):
+                times.append(when)
+                waiting.append(_describe(item))
+            elif dep.any_of:
+                return self.now, ""  # one item holds: satisfied
+            else:
+                times.append(self.now)
+        if not waiting:
+            return self.now, ""
+        pick: Callable[[list[float]], float] = min if dep.any_of else max
+        known = [t for t in times if not math.isnan(t)]
+        if len(known) < len(times) and not dep.any_of:
+            when = _UNKNOWN
+        else:
+            when = pick(known) if known else _UNKNOWN
+        joiner = " or " if dep.any_of else ", "
+        return when, "waits for " + joiner.join(waiting)
+
+    def _item_time(self, job: PendingJob, item: DependencyItem) -> float | None:
+        """When ``item`` is satisfied (NaN: not known this session), or None when it is
+        already (the job it names has ended, or started as ``after`` asks)."""
+        if item.kind is DepKind.SINGLETON:
+            if job.name is None:
+                return None
+            return self._names.get((job.user, job.name))
+        assert item.job is not None
+        after_start = item.kind is DepKind.AFTER
+        running = self._running.get(item.job)
+        if running is not None:
+            if after_start:
+                return running.start_time + item.delay
+            return self._running_end(running)
+        if item.job in self._started:
+            return self.now + item.delay if after_start else self._started[item.job]
+        if item.job in self._pending:
+            plan = self._planned.get(item.job)
+            if plan is None:
+                return _UNKNOWN
+            return plan[0] + item.delay if after_start else plan[1]
+        ends = self._array_ends.get(item.job)
+        if ends:  # an array whose record is gone and whose tasks run: its last end
+            return self.now + item.delay if after_start else max(ends)
+        return None  # not in the state: it has ended
+
+    def _note_name(self, user: str, name: str, end: float) -> None:
+        key = (user, name)
+        self._names[key] = max(self._names.get(key, end), end)
+
+    def _running_end(self, r: RunningJob) -> float:
+        est = estimate(r.requested_time, self._state.queues.get(r.queue))
+        return estimated_end(r.start_time, est, self.now)
+
+    def _estimate(self, job: PendingJob) -> float:
+        return estimate(job.requested_time, self._state.queues.get(job.queue))
+
+
+def _describe(item: DependencyItem) -> str:
+    if item.kind is DepKind.SINGLETON:
+        return "the running job of the same user and name to end (singleton)"
+    what = {
+        DepKind.AFTER: "to start",
+        DepKind.AFTERANY: "to end",
+        DepKind.AFTEROK: "to end successfully",
+        DepKind.AFTERNOTOK: "to end unsuccessfully",
+        DepKind.AFTERCORR: "to end successfully (its corresponding task)",
+        DepKind.AFTERBURSTBUFFER: "to end and stage out",
+    }[item.kind]
+    delay = f" plus {item.delay / 60:.0f} min" if item.delay else ""
+    return f"job {item.job} {what}{delay} ({item.kind.value})"
