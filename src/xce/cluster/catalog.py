@@ -12,10 +12,40 @@ from enum import Enum
 
 from xce.cluster.units import DEFAULT_RESOLUTION
 
-__all__ = ["SLOTS", "Reservation", "ResourceCatalog", "ResourceDef", "ResourceKind"]
+__all__ = [
+    "LOAD_INDICES",
+    "LOWER_IS_BETTER",
+    "SLOTS",
+    "Reservation",
+    "ResourceCatalog",
+    "ResourceDef",
+    "ResourceKind",
+]
 
 SLOTS = "slots"
 """The built-in consumable: job slots (tasks) a host can run."""
+
+LOAD_INDICES: Mapping[str, float] = {
+    "r15s": 0.0,
+    "r1m": 0.0,
+    "r15m": 0.0,
+    "ut": 0.0,
+    "pg": 0.0,
+    "io": 0.0,
+    "ls": 0.0,
+    "it": 0.0,
+}
+"""LSF's built-in load indices that every cluster knows, with the value a host reads
+when the state gives none (an idle host: no load, no paging, no logins, idle 0 minutes),
+so that LSF's default ``order[r15s:pg]`` is valid everywhere and, with no load known,
+keeps host order. A state that gives one (a host attribute, as ``xce import lsf`` writes
+from lsload) or declares the name makes it an ordinary resource of its kind. LSF's other
+three indices, ``mem``, ``swp`` and ``tmp`` (free memory, swap, /tmp), are xce
+consumables where the cluster has them: what is free now is what a select reads."""
+
+LOWER_IS_BETTER = frozenset({"r15s", "r1m", "r15m", "ut", "pg", "io", "ls"})
+"""Load indices that grow with load: LSF's ``order[r15s]`` puts the *least* loaded hosts
+first (``-r15s`` the most), where for other keys more comes first."""
 
 
 class ResourceKind(Enum):
@@ -108,9 +138,19 @@ class ResourceCatalog(Mapping[str, ResourceDef]):
         return self._hash
 
     def kind(self, name: str) -> ResourceKind | None:
-        """The kind of ``name``, or None when the cluster has no such resource."""
+        """The kind of ``name``, or None when the cluster has no such resource. A load
+        index (:data:`LOAD_INDICES`) the cluster does not define is numeric: its host
+        columns read the default (:class:`xce.cluster.hosts.HostTable`)."""
         d = self._defs.get(name)
-        return d.kind if d is not None else None
+        if d is not None:
+            return d.kind
+        return ResourceKind.NUMERIC if name in LOAD_INDICES else None
+
+    def lower_is_better(self, name: str) -> bool:
+        """Whether ``order[name]`` puts hosts with less of ``name`` first: a load index
+        that grows with load (:data:`LOWER_IS_BETTER`), unless the cluster defines the
+        name as something else."""
+        return name in LOWER_IS_BETTER and self.kind(name) is ResourceKind.NUMERIC
 
     def names(self, kind: ResourceKind) -> list[str]:
         """Names of every resource of one kind, in declaration order."""

@@ -19,7 +19,14 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from xce.cluster.catalog import SLOTS, Reservation, ResourceCatalog, ResourceDef, ResourceKind
+from xce.cluster.catalog import (
+    LOAD_INDICES,
+    SLOTS,
+    Reservation,
+    ResourceCatalog,
+    ResourceDef,
+    ResourceKind,
+)
 from xce.cluster.schema import (
     DocPath,
     HostSpec,
@@ -133,8 +140,8 @@ class HostTable:
         self.units: Mapping[str, FloatArray] = MappingProxyType(
             {k: _frozen(v) for k, v in self._units.items()}
         )
-        self.numeric: Mapping[str, FloatArray] = MappingProxyType(
-            {k: _frozen(np.asarray(v, dtype=np.float64)) for k, v in numeric.items()}
+        self.numeric: Mapping[str, FloatArray] = _NumericColumns(
+            {k: _frozen(np.asarray(v, dtype=np.float64)) for k, v in numeric.items()}, self.n
         )
         self.strings: Mapping[str, ObjectArray] = MappingProxyType(
             {k: _frozen(np.asarray(v, dtype=object)) for k, v in strings.items()}
@@ -234,6 +241,39 @@ class HostTable:
 
     def __repr__(self) -> str:
         return f"HostTable(n={self.n}, capacity={list(self.capacity)})"
+
+
+class _NumericColumns(Mapping[str, FloatArray]):
+    """The static number columns, and a load index the hosts do not give
+    (:data:`~xce.cluster.catalog.LOAD_INDICES`) read as its default on every host.
+
+    Iteration lists only the columns the hosts gave, so what is written back (a
+    snapshot) holds no invented values; reading a default column is what a select,
+    ``order[]`` or ``same[]`` on ``r15s`` of a state without load indices sees."""
+
+    __slots__ = ("_columns", "_defaults", "_n")
+
+    def __init__(self, columns: dict[str, FloatArray], n: int) -> None:
+        self._columns = columns
+        self._defaults: dict[str, FloatArray] = {}
+        self._n = n
+
+    def __getitem__(self, name: str) -> FloatArray:
+        column = self._columns.get(name)
+        if column is not None:
+            return column
+        if name not in LOAD_INDICES:
+            raise KeyError(name)
+        default = self._defaults.get(name)
+        if default is None:
+            default = self._defaults[name] = _frozen(np.full(self._n, LOAD_INDICES[name]))
+        return default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
 
 
 def _number_error(host: HostSpec, i: int) -> SpecError:

@@ -7,7 +7,9 @@ turn *true* as resources fall (then the unsatisfiable cache must not trust it; d
 
 Semantics (design §2): a consumable name is the amount available now; ``max<name>`` its
 capacity; strings compare as strings, ``any`` matching every value; a tag is 1 or 0; a
-host lacking a resource fails every comparison on it; non-zero is true.
+host lacking a resource fails every comparison on it; non-zero is true. LSF's
+``type==local`` (and ``model==local``: the submission host's type or model) is true on
+every host, because no state says where a job was submitted (:data:`LOCAL_NAMES`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ _COMPARE = {
 }
 _INCREASING = frozenset({">", ">="})  # `avail > c` can only turn false as avail falls
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+LOCAL = "local"
+LOCAL_NAMES = frozenset({"type", "model"})
+"""The string resources for which LSF's bare word ``local`` means "the value of the host
+the job was submitted from". A state never says which host that was, so xce reads it as
+the value of each host itself: ``type==local`` holds on every host (also on one lacking
+``type``, and on a cluster without ``type`` at all: LSF's own default requirement is
+valid everywhere), ``type!=local`` on none. A cluster that defines a resource named
+``local`` keeps its meaning."""
 
 
 class HostView(Protocol):
@@ -219,6 +230,9 @@ class _Compiler:
         return _Bound(lambda v, i: op(np.asarray(lf(v, i), np.float64), rf(v, i)), "num", dyn)
 
     def compare(self, node: ex.Binary) -> _Bound:
+        local = self.local(node)
+        if local is not None:
+            return local
         left = self.bind(node.left, literal_ok=_is_string_side(node.right, self.catalog))
         right = self.bind(node.right, literal_ok=_is_string_side(node.left, self.catalog))
         kinds = {left.kind, right.kind}
@@ -236,6 +250,21 @@ class _Compiler:
                 return _Bound(lambda v, i: 1.0 if op == "==" else 0.0, "num", False)
             return _Bound(lambda v, i: _any(op, side(v, i)), "num", dyn)
         return _Bound(lambda v, i: _compare_str(op, lf(v, i), rf(v, i)), "num", dyn)
+
+    def local(self, node: ex.Binary) -> _Bound | None:
+        """``type==local`` / ``type!=local`` (either side, ``model`` too): a constant,
+        as the submission host is unknown (:data:`LOCAL_NAMES`); None for any other
+        comparison."""
+        sides = (node.left, node.right)
+        if LOCAL in self.catalog or not all(isinstance(s, ex.Name) for s in sides):
+            return None
+        names = {s.name for s in sides if isinstance(s, ex.Name)}
+        if LOCAL not in names or not names - {LOCAL} <= LOCAL_NAMES or len(names) != 2:
+            return None
+        if node.op not in ("==", "!="):
+            raise self.fail(f"'local' only compares with == or != in {clip(node.text)!r}")
+        value = 1.0 if node.op == "==" else 0.0
+        return _Bound(lambda v, i: value, "num", False)
 
 
 def _is_string_side(node: ex.Expr, catalog: ResourceCatalog) -> bool:
