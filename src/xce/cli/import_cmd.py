@@ -102,7 +102,7 @@ def _import(
     if target is not None:
         check_file(target, "--output", files, force=force)
     result = read(_texts(inputs), ImportReport())
-    state_from_dict(result.state, "<import>")  # the importer's own check: a bug if it fails
+    _check_imported(result.state, state_from_dict)
     for line in result.report.lines():
         print(plain(line), file=sys.stderr)
     if strict and result.report.warnings:
@@ -114,10 +114,28 @@ def _import(
         write_file(target, "--output", lambda p: _write(result.state, p), force=force)
 
 
-def _read_slurm(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+def _check_imported(
+    state: dict[str, object], load: Callable[[dict[str, object], str], object]
+) -> None:
+    """The importer's own check: an importer validates its input, so a state xce's loader
+    refuses is a bug in the importer (exit 1, said so), never located in the output."""
+    from xce.errors import InputError, InternalError
+
+    try:
+        load(state, "<import>")
+    except InputError as err:
+        raise InternalError(
+            f"internal error (a bug in the importer, please report it): the state it built "
+            f"fails xce's own loader: {err}"
+        ) from err
+
+
+def _read_slurm(
+    texts: list[tuple[str, str]], report: ImportReport, now: float | None = None
+) -> ImportResult:
     from xce.importers import import_slurm, read_slurm_documents
 
-    return import_slurm(read_slurm_documents(texts, report), report)
+    return import_slurm(read_slurm_documents(texts, report), report, now=now)
 
 
 def _read_pbs(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
@@ -126,11 +144,29 @@ def _read_pbs(texts: list[tuple[str, str]], report: ImportReport) -> ImportResul
     return import_pbs(read_pbs_documents(texts), report)
 
 
+_Now = Annotated[
+    float | None,
+    typer.Option(
+        "--now",
+        help="The capture's time (Unix seconds): the state's now (default: when the "
+        "documents say they were made, else left out).",
+    ),
+]
+
+
 def slurm(
-    inputs: _Inputs, output: _Output = None, force: _Force = False, strict: _Strict = False
+    inputs: _Inputs,
+    output: _Output = None,
+    force: _Force = False,
+    strict: _Strict = False,
+    now: _Now = None,
 ) -> None:
     """Import squeue/sinfo/scontrol --json or slurmrestd responses as a state file."""
-    _import(inputs, output, force, strict, _read_slurm)
+    from xce.errors import InputError
+
+    if now is not None and not 0 <= now <= 1e15:
+        raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
+    _import(inputs, output, force, strict, lambda texts, report: _read_slurm(texts, report, now))
 
 
 def pbs(
@@ -142,3 +178,4 @@ def pbs(
 
 import_app.command("slurm", cls=XceCommand)(guarded(slurm))
 import_app.command("pbs", cls=XceCommand)(guarded(pbs))
+# Further importers register here, one line each (xce import lsf).

@@ -78,8 +78,11 @@ def read_slurm_documents(
     return docs
 
 
-def import_slurm(docs: Iterable[SlurmDocument], report: ImportReport | None = None) -> ImportResult:
-    """The state-file dict of Slurm documents (nodes, partitions, jobs)."""
+def import_slurm(
+    docs: Iterable[SlurmDocument], report: ImportReport | None = None, *, now: float | None = None
+) -> ImportResult:
+    """The state-file dict of Slurm documents (nodes, partitions, jobs); ``now`` (Unix
+    seconds) is the capture's time, else read from the documents."""
     report = report or ImportReport()
     docs = list(docs)
     state = empty_state("Slurm")
