@@ -36,10 +36,10 @@ from xce.core import (
     fairshare_priority,
     fcfs_order,
 )
-from xce.core.pickers import held_slots, plain_order
+from xce.core.pickers import PriorityPicker, held_slots, plain_order
 from xce.errors import EventError, InputError, RegistryError
 
-BUILTINS = ("fcfs", "strict", "fairshare")
+BUILTINS = ("fcfs", "strict", "fairshare", "priority")
 HUGE = 10_000  # tasks no test cluster can hold: such a job always pends
 # (NEVER_RUNNABLE once the allocator says so; a job that is to wait for resources, and
 # hold a strict queue, must fit the empty cluster: see ``busy_host``)
@@ -614,10 +614,16 @@ class Newest:
 
 
 def test_builtin_pickers_are_registered_under_their_names() -> None:
-    """``default_pickers(plugins=False)``: fcfs, strict, fairshare, each under its name."""
+    """``default_pickers(plugins=False)``: fcfs, strict, fairshare, priority, each under
+    its name."""
     registry = default_pickers(plugins=False)
     assert registry.names() == list(BUILTINS)
-    assert [type(p) for p in registry] == [FcfsPicker, StrictPicker, FairsharePicker]
+    assert [type(p) for p in registry] == [
+        FcfsPicker,
+        StrictPicker,
+        FairsharePicker,
+        PriorityPicker,
+    ]
     for name in BUILTINS:
         assert registry.get(name).name == name
 
@@ -644,7 +650,7 @@ def test_registry_refuses_a_duplicate_name(second: type[JobPicker]) -> None:
 def test_registry_get_of_an_unknown_name_lists_the_known_ones() -> None:
     registry = default_pickers(plugins=False)
     with pytest.raises(
-        InputError, match=r"unknown picker 'lifo' \(known: fairshare, fcfs, strict\)"
+        InputError, match=r"unknown picker 'lifo' \(known: fairshare, fcfs, priority, strict\)"
     ):
         registry.get("lifo")
 

@@ -12,6 +12,9 @@ whose next job was submitted first). Builtins:
   that can never run (``NEVER_RUNNABLE``), is invalid (``INVALID``) or waits at a gate
   (``HELD``, ``BEGIN_TIME``, ``DEPENDENCY``, ``ARRAY_LIMIT``) holds nobody
   (:class:`QueueHold` says who waits behind whom).
+- ``priority``: the scheduler's own job priority (``jobs[].priority``, kept by ``xce
+  import``), high first, then submit time; queues of one priority merge by it too. The
+  default of imported states that carry priorities.
 - ``fairshare``: LSF-style user fairshare within the queue. A user's dynamic priority is
   ``share / (1 + slots)``, where ``share`` is the queue's ``shares[user]`` (else
   ``shares["default"]``, else 1) and ``slots`` the slots the user's jobs of this queue
@@ -49,6 +52,7 @@ __all__ = [
     "PickerTraits",
     "PlainCursor",
     "PlainOrder",
+    "PriorityPicker",
     "QueueCursor",
     "QueueHold",
     "StrictPicker",
@@ -58,6 +62,7 @@ __all__ = [
     "holds_queue",
     "picker_traits",
     "plain_order",
+    "priority_key",
 ]
 
 PICKER_GROUP = "xce.pickers"
@@ -79,6 +84,10 @@ class QueueCursor(Protocol):
     - ``peek()`` returns the job the queue would offer next without taking it (None
       when the queue has no job left); it must not change the cursor.
     - ``pop()`` takes that job (the same one ``peek`` returned).
+    - ``merge_key`` (optional attribute): a function of a job giving its place among
+      the jobs of other queues of the same priority; when every cursor of a priority
+      level has the same one, the session merges them by it (default: submit time,
+      then arrival order).
     - ``blocks_rest`` (optional attribute, default False): True when the next pick is
       blocked and so is every later pick of this cursor (it may turn True as decisions
       come in, never back) — then a session that only acts on dispatches (the simulator)
@@ -482,10 +491,52 @@ class PickerRegistry(NamedRegistry[JobPicker]):
     group = PICKER_GROUP
 
 
+def priority_key(job: PendingJob) -> tuple[float, float, int]:
+    """A job's place in the ``priority`` picker's order: the scheduler's priority high
+    first (none counts as 0), then submit time, then arrival order."""
+    return (-(job.priority or 0.0), job.submit_time, job.order)
+
+
+class _PriorityCursor:
+    """Jobs by :func:`priority_key`; queues of equal priority merge by the same key."""
+
+    needs_feedback = False
+    merge_key = staticmethod(priority_key)
+
+    def __init__(self, jobs: Sequence[PendingJob]) -> None:
+        self._jobs = sorted(jobs, key=priority_key)
+        self._i = 0
+
+    def peek(self) -> Pick | None:
+        return Pick(self._jobs[self._i]) if self._i < len(self._jobs) else None
+
+    def pop(self) -> Pick | None:
+        pick = self.peek()
+        self._i += 1
+        return pick
+
+    def feedback(self, pick: Pick, decision: Decision) -> None:
+        return None
+
+
+class PriorityPicker:
+    """The scheduler's own order: each job's ``priority`` (as Slurm's, PBS's or LSF's
+    scheduler computed it, kept by ``xce import``), high first, within the queue's
+    priority (Slurm's partition tier); ties by submit time, then arrival order. Queues
+    of equal priority are merged by the same key (Slurm orders jobs of partitions of one
+    tier by job priority). A job that cannot start does not hold the queue (as fcfs;
+    with backfill, what it would delay is kept by its plan)."""
+
+    name = "priority"
+
+    def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
+        return _PriorityCursor(jobs)
+
+
 def default_pickers(*, plugins: bool = True) -> PickerRegistry:
     """The builtin pickers, plus (by default) those found through entry points."""
     registry = PickerRegistry()
-    for picker in (FcfsPicker(), StrictPicker(), FairsharePicker()):
+    for picker in (FcfsPicker(), StrictPicker(), FairsharePicker(), PriorityPicker()):
         registry.register(picker)
     if plugins:
         registry.load_entry_points()

@@ -118,7 +118,7 @@ class PickSequence:
     def next(self) -> Pick | None:
         """The next pick, or None when every queue is done."""
         while self._levels:
-            heads = []
+            heads: list[tuple[tuple[float, ...], int]] = []
             level = self._levels[0]
             if self._skip_blocked:  # a cursor whose picks are all blocked from now on
                 level[:] = [c for c in level if not _blocked_for_good(c)]
@@ -129,12 +129,13 @@ class PickSequence:
                     assert pick is not None
                     self._owner[pick.job.id] = level[0]
                     return pick
+            key = _merge_key(level)
             for i, cursor in enumerate(level):
                 pick = cursor.peek()
                 if pick is not None:
-                    heads.append((pick.job.submit_time, pick.job.order, i))
+                    heads.append((key(pick.job), i))
             if heads:
-                cursor = self._levels[0][min(heads)[2]]
+                cursor = self._levels[0][min(heads)[1]]
                 pick = cursor.pop()
                 assert pick is not None
                 self._owner[pick.job.id] = cursor
@@ -169,6 +170,21 @@ def _named_in_file(
 def _default_queue(name: str) -> Queue:
     """A queue the state does not declare (immutable: made once per name)."""
     return Queue(name)
+
+
+def _arrival(job: PendingJob) -> tuple[float, int]:
+    return (job.submit_time, job.order)
+
+
+def _merge_key(level: list[QueueCursor]) -> Callable[[PendingJob], tuple[float, ...]]:
+    """How the queues of one priority merge: by their cursors' common ``merge_key``
+    (QueueCursor), else by submit time, then arrival order."""
+    keys = {getattr(c, "merge_key", None) for c in level}
+    if len(keys) == 1:
+        (key,) = keys
+        if key is not None:
+            return key  # type: ignore[no-any-return]
+    return _arrival
 
 
 def _blocked_for_good(cursor: QueueCursor) -> bool:
