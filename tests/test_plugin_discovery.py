@@ -187,7 +187,7 @@ def test_default_pickers_finds_the_plugin_by_name(picker_plugin: Path) -> None:
     assert type(lifo).__name__ == "LifoPicker"
     assert isinstance(lifo, JobPicker)
     assert registry.get("newest").name == "newest"
-    assert default_pickers(plugins=False).names() == ["fcfs", "strict", "fairshare"]
+    assert default_pickers(plugins=False).names() == ["fcfs", "strict", "fairshare", "priority"]
 
 
 def test_the_plugin_is_used_as_the_default_picker(picker_plugin: Path) -> None:
