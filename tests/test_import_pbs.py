@@ -124,10 +124,10 @@ def test_aurora_sample_queues_and_held_job() -> None:
     assert state["queues"]["run_next"] == {"priority": 100}
     assert "prod" not in state["queues"]  # a route queue
     assert report.mapped["route queues (not mapped)"] == 5
-    assert report.counts["held job (not mapped)"] == 1
-    assert "Job held by mmin" in report.warnings["held job (not mapped)"][0]
     assert report.counts["run limit not mapped"] == 7
-    assert "jobs" not in state
+    (held,) = state["jobs"]  # held by its user (Hold_Types u): pends HELD, never planned
+    assert (held["id"], held["hold"], held["name"]) == ("4905472", True, "nekRS_pink")
+    assert held["reason"].startswith("Job held by mmin")
 
 
 def test_handmade_sample_reasons_and_requirements() -> None:
@@ -248,7 +248,10 @@ def test_exec_vnode_and_exec_host() -> None:
         ("free", "ok"),
         ("job-busy", "ok"),
         ("job-exclusive", "ok"),
-        ("resv-exclusive", "ok"),
+        ("resv-exclusive", "closed"),
+        ("job-sharing", "ok"),
+        ("offline_by_mom", "closed"),
+        ("Stale", "unavail"),
         ("offline", "closed"),
         ("maintenance", "closed"),
         ("busy", "closed"),
@@ -394,11 +397,12 @@ def test_pending_job_fields() -> None:
             "submit_time": 1750368471,
             "tasks": 1,
             "resreq": "span[hosts=1]",
+            "priority": 10,
             "reason": "Not Running: Draining system",
         }
     ]
+    assert state["picker"] == "priority"
     assert report.reasons == {"7": "Not Running: Draining system"}
-    assert report.mapped["priorities read (kept in the report)"] == 1
 
 
 def test_user_and_project_fallbacks() -> None:
@@ -526,18 +530,11 @@ def test_running_jobs_that_cannot_be_placed_are_skipped_and_reported() -> None:
     assert report.counts["running job over a node's capacity (skipped)"] == 1
 
 
-@pytest.mark.parametrize(
-    ("flag", "kind"),
-    [
-        ("H", "held job (not mapped)"),
-        ("W", "waiting job (start time in the future) (not mapped)"),
-        ("B", "job state not mapped"),
-    ],
-)
-def test_held_and_waiting_jobs_are_reported_not_mapped(flag: str, kind: str) -> None:
-    state, report = one(NODES, {"Jobs": {"1.srv": job(flag, comment="Job held by alice")}})
+@pytest.mark.parametrize("flag", ["B", "T", "Z"])
+def test_other_job_states_are_reported_not_mapped(flag: str) -> None:
+    state, report = one(NODES, {"Jobs": {"1.srv": job(flag)}})
     assert "jobs" not in state
-    assert report.counts[kind] == 1
+    assert report.counts["job state not mapped"] == 1
 
 
 def test_finished_jobs_are_counted() -> None:
@@ -579,10 +576,10 @@ def bad(text: str) -> InputError:
         (
             {"Jobs": {"1.srv": job(Resource_List={"select": "1:ncpus=x"})}},
             'Jobs["1.srv"]',
-            "invalid literal",
+            "chunk ncpus: expected a count",
         ),
         ({"Jobs": {"1.srv": job(qtime="yesterday")}}, 'Jobs["1.srv"]', "not a PBS time"),
-        ({"Queue": {"q": {"Priority": "high"}}}, 'Queue["q"]', "invalid literal"),
+        ({"Queue": {"q": {"Priority": "high"}}}, 'Queue["q"]', "expected a whole number"),
         ({"Jobs": {}, "Queue": {}}, "$", "both Jobs and Queue"),
         ({"meta": {"plugin": {"data_parser": "v0.0.42"}}, "nodes": []}, "meta.plugin", "Slurm"),
         ({"hello": 1}, "$", "not a PBS document"),
@@ -682,6 +679,7 @@ def test_jobs_pbs_pends_on_resources_pend_in_xce_too(tmp_path: Path) -> None:
             "Not Running: Insufficient amount of resource: ncpus (R: 32 A: 16 T: 64)",
         ),
         "103": ("NOT_ENOUGH_RESOURCE", "Not Running: Insufficient amount of resource: ngpus"),
+        "105": ("HELD", "Job held by dave on Thu Jun 19 21:32:00 2025"),  # PBS state H
     }
     assert [d["job"] for d in decisions["dispatched"]] == ["104"]
 
