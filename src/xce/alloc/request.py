@@ -77,6 +77,7 @@ def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog, text: str | None 
     split: dict[Reservation | None, list[tuple[str, float]]] = {}
     units: dict[Reservation | None, list[tuple[str, float]]] = {}
     scales: dict[str, float] = {}
+    methods = primary.rusage.methods
     for name, amount in primary.rusage.amounts.items():
         d = catalog[name]
         why = grid_error(amount, d.scale, name) if d.kind.consumable else None
@@ -87,7 +88,7 @@ def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog, text: str | None 
                 column=column + 1 if column >= 0 else None,
                 text=text if column >= 0 else None,
             )
-        key = None if d.kind is ResourceKind.SHARED else d.reservation
+        key = _reserved_as(d.kind, d.reservation, methods.get(name), name, text)
         split.setdefault(key, []).append((name, amount))
         units.setdefault(key, []).append((name, to_units(amount, d.scale)))
         scales[name] = d.scale
@@ -102,6 +103,31 @@ def wants_of(primary: PrimaryResreq, catalog: ResourceCatalog, text: str | None 
         shared_units=tuple(units.get(None, ())),
         scales=tuple(scales.items()),
     )
+
+
+_METHODS = {"task": Reservation.PER_TASK, "host": Reservation.PER_HOST, "job": Reservation.PER_JOB}
+
+
+def _reserved_as(
+    kind: ResourceKind,
+    declared: Reservation,
+    method: str | None,
+    name: str,
+    text: str | None,
+) -> Reservation | None:
+    """How an amount is reserved: its written method (``gpu=4/job``) over the
+    resource's declared one; a shared resource is per job, always (None)."""
+    if kind is ResourceKind.SHARED:
+        if method not in (None, "job"):
+            column = text.find(f"{name}=") if text else -1
+            raise ResreqError(
+                f"rusage[]: {name!r} is a shared resource, reserved once per job: "
+                f"/{method} does not apply",
+                column=column + 1 if column >= 0 else None,
+                text=text if column >= 0 else None,
+            )
+        return None
+    return _METHODS[method] if method is not None else declared
 
 
 @dataclass(frozen=True, slots=True, eq=False)

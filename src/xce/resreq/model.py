@@ -37,16 +37,27 @@ class OrderKey:
         return f"-{self.name}" if self.ascending else self.name
 
 
+RUSAGE_METHODS = ("task", "host", "job")
+"""The reservation methods an rusage amount may name (LSF 10.1.0.9: ``mem=10/job``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RusageGroup:
-    """Colon-separated amounts sharing one ``duration``/``decay`` (kept, not used yet)."""
+    """Colon-separated amounts sharing one ``duration``/``decay`` (kept, not used yet).
+    ``methods``: the amounts written with a reservation method (``gpu=4/job``: per job,
+    ``/host``, ``/task``), which overrides the resource's declared one."""
 
     amounts: tuple[tuple[str, float], ...]
     duration: float | None = None
     decay: float | None = None
+    methods: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
-        items = [f"{n}={format_number(v)}" for n, v in sorted(self.amounts)]
+        method = dict(self.methods)
+        items = [
+            f"{n}={format_number(v)}" + (f"/{method[n]}" if n in method else "")
+            for n, v in sorted(self.amounts)
+        ]
         if self.duration is not None:
             items.append(f"duration={format_number(self.duration)}")
         if self.decay is not None:
@@ -66,8 +77,15 @@ class Rusage:
 
     @property
     def amounts(self) -> dict[str, float]:
-        """Resource name -> amount wanted (per task, per host or per job: see the catalog)."""
+        """Resource name -> amount wanted (per task, per host or per job: see the catalog,
+        and :attr:`methods`)."""
         return {n: v for g in self.groups for n, v in g.amounts}
+
+    @property
+    def methods(self) -> dict[str, str]:
+        """Resource name -> the reservation method written with its amount (``task``,
+        ``host``, ``job``); a resource not here is reserved as the catalog says."""
+        return {n: m for g in self.groups for n, m in g.methods}
 
     def __str__(self) -> str:
         return ",".join(str(g) for g in self.groups)

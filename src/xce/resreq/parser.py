@@ -21,6 +21,7 @@ from xce.errors import ResreqSyntaxError, clip
 from xce.inputs import MAX_DEPTH, MAX_TASKS
 from xce.resreq import expr as ex
 from xce.resreq.model import (
+    RUSAGE_METHODS,
     AlterResreq,
     CompoundResreq,
     OrderKey,
@@ -128,20 +129,30 @@ class _Build(Transformer[Token, Any]):
             raise _Fail(f"number {clip(str(c[-1]))} is out of range", c[-1])
         return (-value if len(c) == 2 else value, c[0])
 
-    def rusage_item(self, c: list[Any]) -> tuple[Token, float, Token]:
+    def rusage_item(self, c: list[Any]) -> tuple[Token, float, Token, Token | None]:
         value, at = c[2]
-        return (c[0], value, at)
+        method = c[4] if len(c) == 5 else None
+        if method is not None and str(method) not in RUSAGE_METHODS:
+            choices = ", ".join(f"/{m}" for m in RUSAGE_METHODS)
+            raise _Fail(
+                f"rusage: unknown reservation method /{clip(str(method))} (expected {choices})",
+                method,
+            )
+        return (c[0], value, at, method)
 
     def rusage_group(self, c: list[Any]) -> tuple[RusageGroup, list[Token]]:
         amounts: list[tuple[str, float]] = []
+        methods: list[tuple[str, str]] = []
         names: list[Token] = []
         extra: dict[str, float] = {}
         for item in c:
             if not isinstance(item, tuple):
                 continue
-            tok, value, at = item
+            tok, value, at, method = item
             key = str(tok)
             if key in _RUSAGE_KEYWORDS:
+                if method is not None:
+                    raise _Fail(f"rusage: {clip(key)} takes no reservation method", method)
                 if key in extra:
                     raise _Fail(f"rusage: {clip(key)} given twice", tok)
                 extra[key] = value
@@ -149,8 +160,15 @@ class _Build(Transformer[Token, Any]):
             if value < 0:
                 raise _Fail(f"rusage: negative amount {value:g} for {clip(key)}", at)
             amounts.append((key, value))
+            if method is not None:
+                methods.append((key, str(method)))
             names.append(tok)
-        group = RusageGroup(tuple(sorted(amounts)), extra.get("duration"), extra.get("decay"))
+        group = RusageGroup(
+            tuple(sorted(amounts)),
+            extra.get("duration"),
+            extra.get("decay"),
+            tuple(sorted(methods)),
+        )
         return group, names
 
     def rusage_section(self, c: list[Any]) -> _Section:

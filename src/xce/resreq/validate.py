@@ -105,6 +105,15 @@ def _check_primary(p: PrimaryResreq, catalog: ResourceCatalog, text: str | None)
                 name,
                 "rusage",
             )
+        method = p.rusage.methods.get(name)
+        if kind is ResourceKind.SHARED and method not in (None, "job"):
+            raise _fail(
+                f"rusage[]: {clip(name)!r} is a shared resource, reserved once per job: "
+                f"/{method} does not apply",
+                text,
+                name,
+                "rusage",
+            )
         why = grid_error(amount, catalog[name].scale, name)
         if why is not None:  # amounts are counted exactly, in units of the resolution
             raise _fail(f"rusage[]: {why}", text, name, "rusage")
