@@ -134,7 +134,11 @@ def test_an_unknown_picker_exits_2_listing_the_known_ones() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "unknown picker 'nope'" in result.stderr
-    assert "known: fairshare, fcfs, strict" in result.stderr
+    from xce.core import default_pickers
+
+    names = default_pickers().names()  # every registered one (issue 25 adds priority)
+    assert f"known: {', '.join(sorted(names))}" in result.stderr
+    assert {"fairshare", "fcfs", "strict"} <= set(names)
 
 
 def test_an_unknown_picker_in_the_state_file_is_located(tmp_path: Path) -> None:

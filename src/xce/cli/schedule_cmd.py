@@ -19,6 +19,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from xce.cli.agreement import (
+    Judge,
+    add_agreement,
+    entry_of,
+    label,
+    says,
+    summary,
+    verdict,
+    waiting,
+)
 from xce.cli.conventions import (
     BACKFILL_OPTION,
     PREEMPTOR_OPTION,
@@ -31,6 +41,7 @@ from xce.cli.outputs import shown as escape
 from xce.cli.resreq_cmd import _render as _render_requirement
 from xce.cli.resreq_cmd import describe
 from xce.errors import InputError
+from xce.timefmt import absolute, duration, iso, when
 
 if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
     from rich.console import Console
@@ -88,10 +99,19 @@ def _pending(p: Pending, state: ClusterState, planning: bool = False) -> dict[st
         entry["promise"] = _allocation(p.preemption.promise, state)
     if planning:  # backfill or reservations: when and where it is planned to start
         plan = p.plan
+        tz = zone_of(state)
         entry["planned_start"] = plan.start if plan is not None else None
+        entry["planned_start_iso"] = iso(entry["planned_start"], tz)
         entry["planned_end"] = _seconds(plan.end) if plan is not None else None
+        entry["planned_end_iso"] = iso(entry["planned_end"], tz)
         entry["planned"] = _allocation(plan.allocation, state) if plan is not None else None
     return entry
+
+
+def zone_of(state: ClusterState) -> str | None:
+    """The zone times are shown in: the state's ``timezone`` (an IANA name the loader
+    checked), None for UTC."""
+    return state.timezone
 
 
 def _seconds(t: float) -> float | None:
@@ -111,11 +131,17 @@ def _preempted(result: SessionResult, state: ClusterState) -> list[dict[str, Any
 
 
 def decisions_json(
-    result: SessionResult, state: ClusterState, *, timing: bool = False
+    result: SessionResult,
+    state: ClusterState,
+    *,
+    timing: bool = False,
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The decisions JSON of design §5: the same bytes for the same input, run after run.
     The session's wall time is the one thing that is not; it comes only with ``timing``,
-    as a key of its own (``"timing": {"elapsed_s": ...}``)."""
+    as a key of its own (``"timing": {"elapsed_s": ...}``). ``now`` is the session's
+    time where it does not plan (``--now``; None: the state's), which agreement with
+    the scheduler counts from."""
     s = result.stats
     planning = s.now is not None
     info: dict[str, Any] = {
@@ -140,24 +166,36 @@ def decisions_json(
         info["stats"]["preemptions"] = s.preemptions
     if planning:  # else the JSON of before (backfill none, no reservation)
         info["now"] = s.now
+        info["now_iso"] = iso(s.now, zone_of(state))
         info["stats"]["planned"] = s.planned
         info["stats"]["backfilled"] = s.backfilled
     _with_scheduler_reasons(info, state)
+    add_agreement(info, state, session_time(result, state, now))
     if timing:
         info["timing"] = {"elapsed_s": round(s.elapsed_s, 6)}
     return info
 
 
+def session_time(result: SessionResult, state: ClusterState, now: float | None) -> float:
+    """When the session ran: what planning counted from, else ``--now``, else the
+    state's time."""
+    if result.stats.now is not None:
+        return result.stats.now
+    return now if now is not None else state.session_time()
+
+
 def _with_scheduler_reasons(info: dict[str, Any], state: ClusterState) -> None:
     """On a state imported from a real scheduler (some job keeps its reason): the
-    scheduler's name, and each decided job's reason from it (null: none given), so the
-    two can be read side by side (else the JSON of before)."""
-    reasons = {j.id: j.reason for j in state.jobs if j.reason is not None}
-    if not reasons:
+    scheduler's name, and each decided job's reason from it (null: none given; an array
+    task: its record's), so the two can be read side by side (else the JSON of before;
+    the ``agreement`` keys come whenever the state names its scheduler)."""
+    jobs = {j.id: j for j in state.jobs}
+    if all(j.reason is None for j in state.jobs):
         return
     info["scheduler"] = state.scheduler
     for entry in (*info["dispatched"], *info["pending"]):
-        entry["scheduler_reason"] = reasons.get(entry["job"])
+        job = entry_of(jobs, entry["job"])
+        entry["scheduler_reason"] = job.reason if job is not None else None
 
 
 def invalid_decision(job: InvalidJob) -> Pending:
@@ -214,14 +252,21 @@ def _breakdown(p: dict[str, Any]) -> str:
     return text
 
 
-def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
+def _render(info: dict[str, Any], explain: bool, console: Console, tz: str | None = None) -> None:
+    """The tables of ``xce schedule``; times in the zone ``tz`` (None: UTC)."""
     from rich.table import Table
 
+    agreement = info["stats"].get("agreement")
+    name = escape(agreement["scheduler"] if agreement else info.get("scheduler") or "scheduler")
+    now = info.get("now", agreement["now"] if agreement else None)
     table = Table(title=f"Dispatched ({len(info['dispatched'])})", title_justify="left")
     for col in ("job", "hosts (slots, term)", "resources", "shared"):
         table.add_column(col)
-    if "scheduler" in info:
-        table.add_column(f"{info['scheduler'] or 'scheduler'} says")
+    theirs = "scheduler" in info or agreement is not None  # the scheduler's reason too
+    if theirs:
+        table.add_column(f"{name} says")
+    if agreement:
+        table.add_column(f"agrees with {name}")
     for d in info["dispatched"]:
         hosts = ", ".join(
             f"{escape(a['host'])}:{a['slots']}" + (f" t{a['term']}" if a["term"] else "")
@@ -234,17 +279,20 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
         alt = "" if d["alternative"] is None else f" (alt {d['alternative']})"
         alt += " (backfilled)" if d.get("backfilled") else ""
         row = [escape(d["job"]) + alt, hosts, _amounts_text(res), _amounts_text(d["shared"])]
-        if "scheduler" in info:
-            row.append(escape(d["scheduler_reason"] or "-"))
+        if theirs:
+            row.append(escape(says(d, now, tz)))
+        if agreement:
+            row.append(escape(verdict(d["agreement"], name)))
         table.add_row(*row)
     console.print(table)
     table = Table(title=f"Pending ({len(info['pending'])})", title_justify="left")
     planning = "now" in info
-    theirs = "scheduler" in info  # imported: the scheduler's own reason beside xce's
     for col in ("job", "reason", "why"):
         table.add_column(col)
     if theirs:
-        table.add_column(f"{info['scheduler'] or 'scheduler'} says")
+        table.add_column(f"{name} says")
+    if agreement:
+        table.add_column(f"agrees with {name}")
     if planning:
         table.add_column("expected start")
     if explain:
@@ -256,9 +304,11 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
             escape(p["message"]),
         ]
         if theirs:
-            row.append(escape(p["scheduler_reason"] or "-"))
+            row.append(escape(says(p, now, tz)))
+        if agreement:
+            row.append(escape(verdict(p["agreement"], name)))
         if planning:
-            row.append(_expected(p, info["now"]))
+            row.append(_expected(p, info["now"], tz))
         if explain:
             row.append(_breakdown(p))
         table.add_row(*row)
@@ -281,18 +331,22 @@ def _render(info: dict[str, Any], explain: bool, console: Console) -> None:
         f"{s['plans_tried']} plans, {s['host_tries']} host tries, "
         f"cache {s['cache_hits']} hits / {s['cache_misses']} misses"
         + (f"; {elapsed * 1000:.1f} ms" if elapsed is not None else "")
+        + (f"; now {absolute(info['now'], tz)}" if planning else "")
     )
+    if agreement:
+        console.print(escape(summary(s, planning)))
 
 
-def _expected(p: dict[str, Any], now: float) -> str:
-    """The expected start, as ``squeue --start`` shows it: the planned time and how far
-    off it is, on which hosts; ``-`` when nothing is planned."""
+def _expected(p: dict[str, Any], now: float, tz: str | None) -> str:
+    """The expected start, as ``squeue --start`` shows it: the planned time (a date in
+    the state's zone, or simulated time) and how far off it is, on which hosts; ``-``
+    when nothing is planned."""
     start = p.get("planned_start")
     if start is None:
         return "-"
     hosts = [a["host"] for a in p["planned"]["allocation"]]
     shown = ", ".join(escape(h) for h in hosts[:3]) + (", …" if len(hosts) > 3 else "")
-    return f"{start:g} (in {start - now:g} s) on {shown}"
+    return f"{escape(when(start, now, tz))} on {shown}"
 
 
 # -- one job: --job ID --------------------------------------------------------------------
@@ -346,8 +400,10 @@ def _identity(job: PendingJob | InvalidJob, state: ClusterState) -> dict[str, An
             "project": job.project,
             "tasks": {"min": job.min_tasks, "max": job.max_tasks, "given": job.tasks_given},
             "submit_time": job.submit_time,
+            "submit_time_iso": iso(job.submit_time, zone_of(state)),
             "runtime": job.runtime,
             "requested_time": job.requested_time,
+            **_flow(job, state),
         }
     else:
         entry = job.entry or {}
@@ -356,6 +412,28 @@ def _identity(job: PendingJob | InvalidJob, state: ClusterState) -> dict[str, An
     if isinstance(queue, str):
         fields["queue_priority"] = state.queue_priority(queue)
     return fields
+
+
+def _flow(job: PendingJob, state: ClusterState) -> dict[str, Any]:
+    """What besides resources the job waits on, and its scheduler's priority: only the
+    keys the job sets (a plain job's identity is that of before)."""
+    out: dict[str, Any] = {}
+    if job.priority is not None:
+        out["priority"] = job.priority
+    if job.hold:
+        out["hold"] = True
+    if job.begin_time is not None:
+        out["begin_time"] = job.begin_time
+        out["begin_time_iso"] = iso(job.begin_time, zone_of(state))
+    if job.dependency is not None:
+        out["dependency"] = job.dependency.text
+    if job.name is not None:
+        out["name"] = job.name
+    if job.array is not None:
+        out["array"] = job.array.text()
+    if job.array_job is not None:
+        out["array_job"] = job.array_job
+    return out
 
 
 def _error(err: InputError) -> dict[str, Any]:
@@ -382,13 +460,17 @@ def explain_job(
     state: ClusterState,
     source: str,
     now: float | None = None,
+    at: float | None = None,
 ) -> dict[str, Any]:
-    """The ``--job`` JSON: identity, requirement, decision, host breakdown, limits.
+    """The ``--job`` JSON: identity, requirement, decision, host breakdown, limits, and
+    on an imported state its agreement with the scheduler.
 
     ``decisions`` are the session's, in picker order: ``pick`` is the job's position
     among them (from 1; None for an invalid entry, which never reached the picker).
+    ``now`` is the time planning counted from (None: the session did not plan), ``at``
+    the session's time (None: ``now``, else the state's).
     """
-    from xce.alloc import Dispatched
+    from xce.alloc import Dispatched, Pending
     from xce.cluster.load import InvalidJob
     from xce.resreq import requirement_for_job
 
@@ -410,6 +492,7 @@ def explain_job(
     out["picks"] = len(decisions)
     if now is not None:
         out["now"] = now
+        out["now_iso"] = iso(now, zone_of(state))
     if isinstance(decision, Dispatched):
         out["status"] = "dispatched"
         out["decision"] = _dispatched(decision, state, now is not None)
@@ -424,19 +507,55 @@ def explain_job(
     if not isinstance(job, InvalidJob) and job.reason is not None:
         out["scheduler"] = state.scheduler
         out["scheduler_reason"] = job.reason
+    if state.scheduler is not None:
+        out["scheduler"] = state.scheduler
+        at = at if at is not None else now if now is not None else state.session_time()
+        pending = [
+            {"job": d.job, "reason": d.info.reason.value}
+            for d in decisions
+            if isinstance(d, Pending)
+        ]
+        judge = Judge(state, at, waiting(pending))
+        out["agreement"] = judge(out["decision"], out["status"] == "dispatched")
     if isinstance(job, InvalidJob):
         out["error"] = _error(job.error)
     return out
 
 
-def _render_theirs(info: dict[str, Any], console: Console) -> None:
-    """The real scheduler's own reason for the job, where the state was imported."""
-    if "scheduler_reason" in info:
-        name = escape(info["scheduler"] or "scheduler")
-        console.print(f"[bold]{name} says[/]  {escape(info['scheduler_reason'])}")
+def _render_theirs(
+    info: dict[str, Any], console: Console, tz: str | None, now: float | None
+) -> None:
+    """The real scheduler's own reason for the job (and expected start), where the
+    state was imported, and whether xce agrees."""
+    if "scheduler_reason" not in info and "agreement" not in info:
+        return
+    name = label(info.get("scheduler"))
+    console.print(f"[bold]{escape(name)} says[/]  {escape(says(info, now, tz))}")
+    if "agreement" in info:
+        console.print(f"[bold]agrees[/]       {escape(verdict(info['agreement'], name))}")
 
 
-def _render_job(info: dict[str, Any], console: Console) -> None:
+_TIMES = ("submit_time", "begin_time")  # identity keys shown as times, and as durations:
+_DURATIONS = ("runtime", "requested_time")
+
+
+def _identity_word(key: str, value: Any, now: float | None, tz: str | None) -> str:
+    """``submit time 2026-12-01 10:00:00 UTC (2 h ago)``, ``requested time 1 h 5 min``;
+    any other key as its JSON (an invalid entry's fields as written)."""
+    label = escape(key.replace("_", " "))
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if key in _TIMES and number:
+        return f"{label} {escape(when(value, now, tz))}"
+    if key in _DURATIONS and number:
+        return f"{label} {duration(value)}"
+    return f"{label} {escape(json.dumps(value, ensure_ascii=False))}"
+
+
+def _render_job(
+    info: dict[str, Any], console: Console, tz: str | None = None, at: float | None = None
+) -> None:
+    """``--job``: one job in detail; times in the zone ``tz`` (None: UTC), relative to
+    the session's time ``at`` (None: the JSON's ``now``, if it plans)."""
     from rich.table import Table
 
     e = escape
@@ -458,9 +577,10 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     elif tasks is not None:
         words.append(f"tasks {e(str(tasks))}")
     known = {"user", "queue", "project", "tasks", "queue_priority"}
+    now = at if at is not None else info.get("now")
     for key, value in ident.items():  # an invalid entry: every other key as written
-        if key not in known and value is not None:
-            words.append(f"{e(key.replace('_', ' '))} {e(json.dumps(value, ensure_ascii=False))}")
+        if key not in known and value is not None and not key.endswith("_iso"):
+            words.append(_identity_word(key, value, now, tz))
     console.print("[bold]identity[/]     " + (", ".join(words) or "-"))
     resreq = info["resreq"]
     shown = "-" if resreq is None else json.dumps(resreq, ensure_ascii=False)
@@ -476,7 +596,7 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     if info["status"] == "dispatched":
         alt = "" if d["alternative"] is None else f", alternative {d['alternative']}"
         console.print(f"[bold green]dispatched[/]   ({where}{alt})")
-        _render_theirs(info, console)
+        _render_theirs(info, console, tz, now)
         table = Table(title="Allocation", title_justify="left")
         for col in ("host", "slots", "term", "resources"):
             table.add_column(col)
@@ -492,9 +612,9 @@ def _render_job(info: dict[str, Any], console: Console) -> None:
     cause = f", cause {info['cause']}" if info.get("cause") else ""
     console.print(f"[bold yellow]pending[/]      {d['reason']} ({where}{cause}{cached})")
     console.print(f"[bold]why[/]          {e(d['message'])}")
-    _render_theirs(info, console)
+    _render_theirs(info, console, tz, now)
     if "now" in info:
-        console.print(f"[bold]expected[/]     {_expected(d, info['now'])}")
+        console.print(f"[bold]expected[/]     {_expected(d, info['now'], tz)}")
     if "error" in info and info["error"]["text"] is not None and info["error"]["column"]:
         err = info["error"]
         console.print(f"  {e(err['text'])}\n  {' ' * (err['column'] - 1)}^", highlight=False)
@@ -632,17 +752,18 @@ def schedule(
         _write_snapshot(core, result, invalid, target, force)
     console = Console(highlight=False)
     if wanted is not None:
-        detail = explain_job(wanted, session.decisions, state, source, session.stats.now)
+        at = session_time(session, state, now)
+        detail = explain_job(wanted, session.decisions, state, source, session.stats.now, at)
         if as_json:
             typer.echo(json.dumps(detail, indent=2))
         else:
-            _render_job(detail, console)
+            _render_job(detail, console, zone_of(state), session_time(session, state, now))
         return
-    info = decisions_json(result, state, timing=timing or not as_json)
+    info = decisions_json(result, state, timing=timing or not as_json, now=now)
     if as_json:
         typer.echo(json.dumps(info, indent=2))
     else:
-        _render(info, explain, console)
+        _render(info, explain, console, zone_of(state))
 
 
 def _check_now(now: float | None) -> None:
