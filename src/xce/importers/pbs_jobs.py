@@ -216,8 +216,10 @@ class JobMapper:
         """An array record (``12[]``, its id ``12``): ``array`` its remaining indices with the
         ``%N`` limit (``max_run_subjobs``, else the ``%N`` of ``array_indices_submitted``).
         False when no index remains (every subjob has started): no pending entry."""
-        remaining = index_ranges(job.get("array_indices_remaining", job.get(
-            "array_indices_submitted")))  # fmt: skip
+        indices = job.get("array_indices_remaining", job.get("array_indices_submitted"))
+        if indices is None:
+            raise ValueError("an array (array: True) without array_indices_submitted")
+        remaining = index_ranges(indices)
         running = _state_count(job.get("array_state_count"), "Running")
         self._arrays_begun[job_id] = (where, running)
         if not remaining:

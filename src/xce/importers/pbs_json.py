@@ -5,6 +5,8 @@ hold is refused here, located in the input (file and JSON path).
   JSON numbers a scheduler means; they would crash a conversion or fail the loader.
 - A key given twice in one object (``{"n1": …, "n1": …}``): json keeps the last one
   silently, so a node or job would vanish.
+- A string holding a lone UTF-16 surrogate (``"\\ud800"``): not text; a state file
+  cannot hold it.
 - Nesting deeper than :data:`~xce.inputs.MAX_DEPTH`: the decoder recurses (10,000 levels
   is a RecursionError), and so would anything after it. PBS's documents are at most five
   levels deep.
@@ -98,14 +100,28 @@ def _child(path: str, key: str | int) -> str:
     return f"{path}[{json.dumps(key)}]" if path != "$" else f"[{json.dumps(key)}]"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_text(source: str, path: str, value: str) -> InputError:
+    """A string holding a lone UTF-16 surrogate (``"\\ud800"``): JSON allows it, no
+    file can hold it as text."""
+    char = _SURROGATE.search(value)
+    code = ord(char[0]) if char else 0
+    return InputError(f"not valid text: holds \\u{code:04x}, a lone UTF-16 surrogate",
+                      source=source, path=path)  # fmt: skip
+
+
 def _check_tree(source: str, data: Any) -> None:
     """Walk the decoded tree without recursion: the first non-finite number, key given
-    twice or level beyond MAX_DEPTH, located by its JSON path."""
+    twice, string that is not text or level beyond MAX_DEPTH, located by its JSON path."""
     stack: list[tuple[Any, str, int]] = [(data, "$", 1)]
     while stack:
         value, path, depth = stack.pop()
         if isinstance(value, _NonFinite):
             raise InputError(f"{value.text} is not a finite number", source=source, path=path)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            raise _not_text(source, path, value)
         if not isinstance(value, (dict, list)):
             continue
         if depth > MAX_DEPTH:
@@ -117,6 +133,9 @@ def _check_tree(source: str, data: Any) -> None:
                 source=source,
                 path=_child(path, key),
             )
+        for key in value if isinstance(value, dict) else ():
+            if _SURROGATE.search(key):
+                raise _not_text(source, _child(path, key), key)
         items = value.items() if isinstance(value, dict) else enumerate(value)
         children = [(v, _child(path, k), depth + 1) for k, v in items]
         stack.extend(reversed(children))
