@@ -782,3 +782,108 @@ def test_a_hostile_id_in_an_error_is_shown_escaped(tmp_path: Path) -> None:
     assert "\x1b" not in result.stderr
     assert "\x07" not in result.stderr
     assert visible(str(missing)) in result.stderr
+
+
+# -- times a person reads (issue 25) ------------------------------------------------------
+
+T_REAL = 1796126400  # 2026-12-01T12:00:00Z
+
+
+def _timed_state(tmp_path: Path, now: float, **top: Any) -> Path:
+    """Two 4-slot hosts, one held for 30 min more; ``wide`` (8 tasks) waits for it, the
+    short ``small`` fits beside it, ``late`` (4 tasks, 2 h) is held behind ``wide``."""
+    state = {
+        "now": now,
+        **top,
+        "hosts": [{"name": "n1", "slots": 4}, {"name": "n2", "slots": 4}],
+        "running": [
+            {"id": "r", "user": "bob", "alloc": [{"host": "n1", "slots": 4}],
+             "start_time": now - 1800, "requested_time": 3600},
+        ],
+        "jobs": [
+            {"id": "wide", "user": "alice", "tasks": 8, "submit_time": now - 600,
+             "requested_time": 7200},
+            {"id": "late", "user": "erin", "tasks": 4, "submit_time": now - 300,
+             "requested_time": 7200},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "timed.yaml"
+    path.write_text(json.dumps(state))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("now", "top", "expected", "message"),
+    [
+        (T_REAL, {}, "2026-12-01 12:30:00 UTC (in 30 min) on n1, n2",
+         "planned to start at 2026-12-01 12:30:00 UTC (in 30 min)"),
+        (T_REAL, {"timezone": "Europe/Berlin"}, "2026-12-01 13:30:00 CET (in 30 min) on n1, n2",
+         "planned to start at 2026-12-01 13:30:00 CET (in 30 min)"),
+        (T_REAL - 150 * 86400, {"timezone": "Europe/Berlin"},  # summer time
+         "2026-07-04 14:30:00 CEST (in 30 min) on n1, n2", "2026-07-04 14:30:00 CEST"),
+        (36000, {}, "t=37800 s (in 30 min) on n1, n2", "planned to start at t=37800 s (in 30 min)"),
+    ],
+)  # fmt: skip
+def test_expected_start_and_messages_read_as_times(
+    tmp_path: Path, now: float, top: dict[str, Any], expected: str, message: str
+) -> None:
+    """Regression (issue 25): the expected start and the planner's messages said
+    ``planned to start at 1.79616e+09``; now an ISO date and time in the state's zone
+    (UTC by default), or ``t=N s`` for simulated time, with how far off it is."""
+    path = _timed_state(tmp_path, now, **top)
+    text = _invoke(str(path), "--backfill", "easy").stdout
+    flat = " ".join(text.split())
+    assert expected in flat
+    assert message in flat
+    assert "e+09" not in text
+
+
+def test_json_keeps_seconds_and_adds_iso(tmp_path: Path) -> None:
+    """JSON: the seconds as before, and ``now_iso``, ``planned_start_iso``,
+    ``planned_end_iso`` (with the zone's offset; null where nothing is planned)."""
+    path = _timed_state(tmp_path, T_REAL, timezone="Europe/Berlin")
+    result = _invoke(str(path), "--backfill", "easy", "--json")
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert (info["now"], info["now_iso"]) == (T_REAL, "2026-12-01T13:00:00+01:00")
+    pending = {p["job"]: p for p in info["pending"]}
+    wide, late = pending["wide"], pending["late"]
+    assert wide["planned_start"] == T_REAL + 1800
+    assert wide["planned_start_iso"] == "2026-12-01T13:30:00+01:00"
+    assert wide["planned_end_iso"] == "2026-12-01T15:30:00+01:00"
+    assert (late["planned_start"], late["planned_start_iso"], late["planned_end_iso"]) == (
+        None,
+        None,
+        None,
+    )
+
+
+def test_simulated_times_have_no_iso_string(tmp_path: Path) -> None:
+    """Before 1e9 s a time is simulated time: JSON's ISO strings are null, never 1970."""
+    info = json.loads(
+        _invoke(str(_timed_state(tmp_path, 36000)), "--backfill", "easy", "--json").stdout
+    )
+    assert info["now_iso"] is None
+    wide = next(p for p in info["pending"] if p["job"] == "wide")
+    assert (wide["planned_start"], wide["planned_start_iso"]) == (37800, None)
+
+
+def test_job_identity_shows_times_and_durations(tmp_path: Path) -> None:
+    """``--job``: the submit time as a date from the session's time, the estimate as a
+    duration (not ``submit time 1796125800.0, requested time 7200.0``)."""
+    path = _timed_state(tmp_path, T_REAL, timezone="Europe/Berlin")
+    text = _invoke(str(path), "--job", "wide").stdout
+    flat = " ".join(text.split())
+    assert "submit time 2026-12-01 12:50:00 CET (10 min ago), requested time 2 h" in flat
+    info = json.loads(_invoke(str(path), "--job", "wide", "--json").stdout)
+    assert info["identity"]["submit_time_iso"] == "2026-12-01T12:50:00+01:00"
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "", "../etc/passwd"])
+def test_an_unknown_timezone_exits_2_naming_it(tmp_path: Path, zone: str) -> None:
+    """A zone no IANA database holds is bad input located at ``timezone``, never a
+    traceback and never a silent UTC."""
+    result = _invoke(str(_timed_state(tmp_path, T_REAL, timezone=zone)))
+    assert result.exit_code == 2
+    assert "timezone" in result.stderr
+    assert "Traceback" not in result.stderr
