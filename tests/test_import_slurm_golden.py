@@ -178,9 +178,88 @@ PBS_QSTAT = '{"timestamp": 1, "pbs_version": "23.06.06", "pbs_server": "x", "Job
         ),
         pytest.param(
             slurm_doc("data_parser/v0.0.42", nodes=[NODE, {**NODE, "name": "n2", "cpus": "4"}]),
-            "nodes[1]",
+            "nodes[1].cpus",
             "expected a number, got '4'",
             id="cpus-string",
+        ),
+        # issue 25, bad values: each a traceback, a silent mapping or an error located
+        # in the output before
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE]).replace('"cpus": 4', '"cpus": NaN'),
+            "nodes[0].cpus",
+            "NaN is not a finite number",
+            id="cpus-nan",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE]).replace('"cpus": 4', '"cpus": Infinity'),
+            "nodes[0].cpus",
+            "Infinity is not a finite number",
+            id="cpus-infinity",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE]).replace('"cpus": 4', '"cpus": 1e999'),
+            "nodes[0].cpus",
+            "1e999 is not a finite number",
+            id="cpus-overflow",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[{**NODE, "cpus": -5}]),
+            "nodes[0].cpus",
+            "-5 is negative",
+            id="cpus-negative",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[{**NODE, "real_memory": 2e15}]),
+            "nodes[0].real_memory",
+            "is too large (at most 1e+15)",
+            id="memory-too-large",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[{**NODE, "name": ""}]),
+            "nodes[0].name",
+            "a node with an empty name",
+            id="node-name-empty",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE]).replace(
+                '"cpus": 4', '"cpus": 4, "cpus": 8'
+            ),
+            "nodes[0].cpus",
+            "duplicate key 'cpus'",
+            id="duplicate-key",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[{**NODE, "cpus": 10**7}]),
+            "nodes[0].cpus",
+            "the most slots a host may have",
+            id="cpus-beyond-a-host",  # was located at <import>: hosts[0].slots
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", partitions=[{"name": ""}]),
+            "partitions[0].name",
+            "a partition with an empty name",
+            id="partition-name-empty",  # was written as queue ''
+        ),
+        pytest.param(
+            slurm_doc(
+                "data_parser/v0.0.42",
+                partitions=[{"name": "p", "maximums": {"time": {"set": True, "number": 10**15}}}],
+            ),
+            "partitions[0]",
+            "too large",
+            id="partition-time-too-large",  # was located at <import>: queues.p.max_runtime
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE], jobs=[{**JOB, "num_tasks": -3}]),
+            "jobs[0]",
+            "-3 is negative",
+            id="tasks-negative",
+        ),
+        pytest.param(
+            slurm_doc("data_parser/v0.0.42", nodes=[NODE], jobs=[{**JOB, "job_id": ""}]),
+            "jobs[0]",
+            "expected a number, got ''",
+            id="job-id-empty",
         ),
         pytest.param(
             slurm_doc("data_parser/v0.0.42", nodes=[NODE], jobs=[JOB, {**JOB, "job_state": 3}]),
@@ -205,6 +284,59 @@ def test_bad_input_exits_2_located_and_writes_nothing(
     assert "Traceback" not in result.output
     assert not out.exists()
     assert list(out_dir.iterdir()) == []
+
+
+def test_deeply_nested_json_is_refused_located(tmp_path: Path) -> None:
+    """issue 25: nesting past xce.inputs.MAX_DEPTH was a RecursionError traceback; it is
+    refused at the line and column of the bracket that goes too deep, before decoding."""
+    src = tmp_path / "deep.json"
+    src.write_text(
+        '{"meta": {"plugin": {"data_parser": "v0.0.42"}},\n"nodes": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}"
+    )
+    out = tmp_path / "state.yaml"
+    result = import_slurm(str(src), "-o", str(out))
+    assert result.exit_code == 2, result.output
+    assert f"xce: error: {src}:2:109: nested deeper than 100 levels" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_slurm_23_02_cli_meta_plugins_is_read(tmp_path: Path) -> None:
+    """issue 25: the CLI's --json of 23.02 on puts the version in ``meta.plugins``."""
+    src = tmp_path / "sinfo.json"
+    meta = {"plugins": {"data_parser": "data_parser/v0.0.39", "accounting_storage": ""}}
+    src.write_text(json.dumps({"meta": meta, "nodes": [NODE]}))
+    result = import_slurm(str(src))
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["hosts"][0]["slots"] == 4
+
+
+def test_a_state_the_loader_refuses_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 25: a state the importer built that xce's loader refuses is a bug in the
+    importer (exit 1, said so), never an error located at ``<import>: ...``."""
+    import xce.importers
+
+    real = xce.importers.import_slurm
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        result.state["hosts"][0]["slots"] = -1
+        return result
+
+    monkeypatch.setattr(xce.importers, "import_slurm", broken)
+    src = tmp_path / "nodes.json"
+    src.write_text(slurm_doc("data_parser/v0.0.42", nodes=[NODE]))
+    out = tmp_path / "state.yaml"
+    result = import_slurm(str(src), "-o", str(out))
+    assert result.exit_code == 1, result.output
+    assert "a bug in the importer" in result.stderr
+    assert "xce: error: <import>" not in result.stderr
+    assert not out.exists()
 
 
 def test_truncated_file_in_a_folder_is_named_with_line_and_column(tmp_path: Path) -> None:

@@ -2,18 +2,22 @@
 
 A slot is a CPU: a job of N tasks of c CPUs each asks for N*c slots. Memory per CPU is
 then ``rusage[mem=…]`` per slot; memory per node is spread over the CPUs the job has
-per node (rounded up, said in the report). GRES are per node (``per_host``)."""
+per node (rounded up, said in the report). GRES: :mod:`xce.importers.slurm_tres`;
+priority, holds, begin times, dependencies and arrays: :mod:`xce.importers.slurm_flow`.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from xce.errors import InputError
-from xce.importers import units
+from xce.importers import slurm_flow, slurm_tres, units
 from xce.importers.hostlist import expand
 from xce.importers.report import ImportReport
+from xce.inputs import MAX_TASKS
 
 FINISHED = {
     "COMPLETED",
@@ -26,6 +30,20 @@ FINISHED = {
     "DEADLINE",
     "OUT_OF_MEMORY",
 }
+
+
+@dataclass(slots=True)
+class JobContext:
+    """What mapping a job reads and fills: the imported nodes (by name), the state, the
+    ids already mapped, the report, the capture's time (``now``: the state's, else the
+    latest start or submit time of the capture) and the most sockets of a node."""
+
+    hosts: Mapping[str, Mapping[str, Any]]
+    state: dict[str, Any]
+    seen: set[str]
+    report: ImportReport
+    now: float | None = None
+    sockets: int = 1
 
 
 def job_state(job: Mapping[str, Any]) -> list[str]:
@@ -43,43 +61,71 @@ def job_state(job: Mapping[str, Any]) -> list[str]:
     raise ValueError(f"expected job_state as a string or a list of flags, got {value!r}")
 
 
-def map_job(
-    source: str,
-    path: str,
-    job: Any,
-    hosts: Mapping[str, Mapping[str, Any]],
-    state: dict[str, Any],
-    seen: set[str],
-    report: ImportReport,
-) -> None:
-    """Append ``job`` to ``state``'s running or pending jobs, or report why not."""
+def map_job(source: str, path: str, job: Any, ctx: JobContext) -> None:
+    """Append ``job`` to the state's running or pending jobs, or report why not."""
     where = f"{source}: {path}"
     if not isinstance(job, Mapping):
         raise InputError("expected a job object", source=source, path=path)
     try:
         flags = job_state(job)
-        job_id = str(units.number(job.get("job_id")) or job.get("job_id"))
-        if job_id in seen:
-            report.warn("job listed twice (first kept)", f"{where} ({job_id})")
-            return
+        job_id = _job_id(job)
         if "RUNNING" in flags or "SUSPENDED" in flags:
-            entry = _running(job, job_id, where, hosts, report)
+            element = slurm_flow.running_array_job(job)
+            job_id = element[0] if element else job_id
+            if _listed(job_id, where, ctx):
+                return
+            entry = _running(job, job_id, where, ctx)
             if entry:
-                state["running"].append(entry)
-                report.count("running")
-                seen.add(job_id)
+                if element:
+                    entry["array_job"] = element[1]
+                ctx.state["running"].append(entry)
+                ctx.report.count("running")
+                ctx.seen.add(job_id)
         elif "PENDING" in flags:
-            entry = _pending(job, job_id, where, hosts, state, report)
-            _named_reservation(job, entry, where, state, report)
-            state["jobs"].append(entry)
-            report.count("pending")
-            seen.add(job_id)
+            array = slurm_flow.array_record(job, where, ctx.report)
+            job_id = _pending_id(job, job_id, array)
+            if _listed(job_id, where, ctx):
+                return
+            entry = _pending(job, job_id, where, ctx)
+            if array:
+                entry["array"] = array
+                ctx.report.count("pending array records")
+            _named_reservation(job, entry, where, ctx.state, ctx.report)
+            ctx.state["jobs"].append(entry)
+            ctx.report.count("pending")
+            ctx.seen.add(job_id)
         elif set(flags) & FINISHED or "COMPLETING" in flags:
-            report.count("finished jobs (not mapped)")
+            ctx.report.count("finished jobs (not mapped)")
         else:
-            report.warn("job state not mapped", f"{where}: {'+'.join(flags)}")
+            ctx.report.warn("job state not mapped", f"{where}: {'+'.join(flags)}")
     except ValueError as err:
         raise InputError(str(err), source=source, path=path) from None
+
+
+def _job_id(job: Mapping[str, Any]) -> str:
+    number = units.number(job.get("job_id"))
+    if number is None or not float(number).is_integer():
+        raise ValueError(f"expected a job_id (a whole number), got {job.get('job_id')!r}")
+    return str(int(number))
+
+
+def _pending_id(job: Mapping[str, Any], job_id: str, array: str | None) -> str:
+    """An array record is named by its array job id; a pending element split off it
+    (its own record, ``array_task_id`` set) as ``412_7``."""
+    array_job = units.number(job.get("array_job_id"))
+    if not array_job:
+        return job_id
+    if array:
+        return str(int(array_job))
+    task = units.number(job.get("array_task_id"))
+    return job_id if task is None else f"{int(array_job)}_{int(task)}"
+
+
+def _listed(job_id: str, where: str, ctx: JobContext) -> bool:
+    if job_id in ctx.seen:
+        ctx.report.warn("job listed twice (first kept)", f"{where} ({job_id})")
+        return True
+    return False
 
 
 def _allocated_cores(sockets: Any) -> int:
@@ -127,86 +173,151 @@ def _common(job: Mapping[str, Any], job_id: str) -> dict[str, Any]:
     minutes = units.number(job.get("time_limit"))
     if minutes is not None:
         entry["requested_time"] = minutes * 60
+    name = job.get("name")
+    if isinstance(name, str) and name:
+        entry["name"] = name
     return entry
 
 
 def _per_node_mem(job: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """(MiB per CPU, MiB per node); old releases flag per-CPU in the high bit."""
+    """(MiB per CPU, MiB per node); old releases flag per-CPU in the high bit of the
+    bare ``memory_per_node`` (read before :func:`units.number`: it is above its range)."""
+    raw = job.get("memory_per_node")
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw & units.MEM_PER_CPU_FLAG:
+        low = raw & ~units.MEM_PER_CPU_FLAG
+        if low not in units.SENTINELS and low & units.MEM_PER_CPU_FLAG == 0:
+            return units.number(low) or None, None
     per_cpu = units.number(job.get("memory_per_cpu"))
-    per_node = units.number(job.get("memory_per_node"))
-    if per_node and int(per_node) & units.MEM_PER_CPU_FLAG:
-        per_cpu, per_node = int(per_node) & ~units.MEM_PER_CPU_FLAG, None
+    per_node = units.number(raw)
     return per_cpu or None, per_node or None
 
 
-def _pending(
-    job: Mapping[str, Any],
-    job_id: str,
-    where: str,
-    hosts: Mapping[str, Mapping[str, Any]],
-    state: dict[str, Any],
-    report: ImportReport,
-) -> dict[str, Any]:
-    entry = _common(job, job_id)
+def _slots(job: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(slots, Slurm tasks, CPUs per task) of a pending job, each checked in range."""
     tasks = units.number(job.get("num_tasks")) or units.number(job.get("tasks"))
     per_task = units.number(job.get("cpus_per_task")) or 1
     cpus = units.number(job.get("cpus"))
     slots = int(tasks * per_task) if tasks else int(cpus or 1)
-    nodes = units.number(job.get("node_count")) or units.number(job.get("minimum_nodes"))
+    if not 1 <= slots <= MAX_TASKS:
+        raise ValueError(f"{slots} CPUs is out of range (1 to {MAX_TASKS})")
+    return slots, int(tasks or slots), int(per_task)
+
+
+def _pending(job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext) -> dict[str, Any]:
+    entry = _common(job, job_id)
+    slots, ntasks, per_task = _slots(job)
     entry["tasks"] = slots
     sections: list[str] = []
-    selects = _partitions(entry.get("queue"), hosts, state, where, report)
+    selects = _partitions(entry.get("queue"), ctx, where)
     features = str(job.get("features") or "")
     if features:
         try:
             selects.append(f"({units.constraint(features)})")
         except ValueError as err:
-            report.warn("constraint not mapped", f"{where}: {err}")
+            ctx.report.warn("constraint not mapped", f"{where}: {err}")
     if selects:
         sections.append(f"select[{' && '.join(selects)}]")
-    rusage: dict[str, float] = {}
-    per_cpu, per_node = _per_node_mem(job)
-    if per_cpu:
-        rusage["mem"] = per_cpu
-    elif per_node:
-        per_host = slots / nodes if nodes else slots
-        rusage["mem"] = math.ceil(per_node / per_host)
-        if per_node % per_host:
-            report.warn(
-                "memory per node rounded up per CPU", f"{where}: {per_node} MiB / {per_host} CPUs"
-            )
-    tres = str(job.get("tres_per_node") or "")
-    if tres:
-        for name, amount in units.gres(tres).items():
-            rusage[name] = amount
+    rusage = _memory(job, slots, where, ctx.report)
+    gres = slurm_tres.request_rusage(job, (ntasks, per_task, ctx.sockets), where, ctx.report)
+    _declare_gres(gres, ctx, where)
+    rusage.update(gres)
     if rusage:
-        sections.append("rusage[" + ":".join(f"{k}={_num(v)}" for k, v in rusage.items()) + "]")
-    # A pending job's node_count is Slurm's estimate when -N was not given, so 1 is no
-    # constraint; more than one node is only written when the CPUs split evenly.
-    if nodes and nodes > 1 and slots % nodes == 0:
-        sections.append(f"span[ptile={slots // int(nodes)}]")
+        sections.append("rusage[" + ":".join(f"{k}={v}" for k, v in rusage.items()) + "]")
+    span = _span(job, slots, where, ctx.report)
+    if span:
+        sections.append(span)
     if sections:
         entry["resreq"] = " ".join(sections)
     submit = units.number(job.get("submit_time"))
     if submit is not None:
         entry["submit_time"] = submit
-    priority = units.number(job.get("priority"))
-    if priority is not None:
-        report.count("priorities read (kept in the report)")
-    reason = job.get("state_reason")
-    if isinstance(reason, str) and reason and reason != "None":
-        report.reasons[job_id] = reason
-        entry["reason"] = reason  # shown beside xce's own (xce schedule)
+    _flow(job, job_id, entry, where, ctx)
     return entry
 
 
-def _partitions(
-    queue: Any,
-    hosts: Mapping[str, Mapping[str, Any]],
-    state: dict[str, Any],
-    where: str,
-    report: ImportReport,
-) -> list[str]:
+def _memory(job: Mapping[str, Any], slots: int, where: str, report: ImportReport) -> dict[str, str]:
+    """``mem`` per slot: ``--mem-per-cpu`` as is, ``--mem`` (per node) over the CPUs per
+    node (Slurm's node count, its estimate without ``-N``), rounded up (reported)."""
+    per_cpu, per_node = _per_node_mem(job)
+    if per_cpu:
+        return {"mem": _num(per_cpu)}
+    if not per_node:
+        return {}
+    nodes = units.number(job.get("node_count")) or 1
+    per_host = max(1.0, slots / nodes)
+    if per_node % per_host:
+        report.warn(
+            "memory per node rounded up per CPU", f"{where}: {per_node} MiB / {per_host} CPUs"
+        )
+    return {"mem": _num(math.ceil(per_node / per_host))}
+
+
+def _span(job: Mapping[str, Any], slots: int, where: str, report: ImportReport) -> str | None:
+    """``span`` only for a node count the user gave (``-N n``: Slurm keeps ``max_nodes``
+    and the minimum of ``tres_req_str``'s ``node=``, both n). Without ``-N``, Slurm's
+    ``node_count`` is its own estimate and ``max_nodes`` is 0: no span."""
+    most = units.number(job.get("max_nodes"))
+    least = units.number(job.get("minimum_nodes"))
+    if least is None:
+        least = _tres_nodes(job.get("tres_req_str"))
+    if not most or least != most:
+        return None
+    nodes = int(most)
+    if nodes == 1:
+        return "span[hosts=1]"
+    if slots % nodes:
+        report.warn(
+            "node count not mapped (its CPUs do not split evenly over -N nodes)",
+            f"{where}: {slots} CPUs on {nodes} nodes",
+        )
+        return None
+    return f"span[ptile={slots // nodes}]"
+
+
+def _tres_nodes(text: Any) -> float | None:
+    if not isinstance(text, str) or "node=" not in text:
+        return None
+    value = units.tres(text).get("node", "")
+    return float(value) if value.isdigit() else None
+
+
+def _flow(
+    job: Mapping[str, Any], job_id: str, entry: dict[str, Any], where: str, ctx: JobContext
+) -> None:
+    """Priority, holds, begin time, dependency and Slurm's reason and expected start."""
+    reason = job.get("state_reason")
+    reason = reason if isinstance(reason, str) and reason and reason != "None" else None
+    priority = units.number(job.get("priority"))
+    if priority is not None:
+        entry["priority"] = priority
+    dependency, never = slurm_flow.dependency(job.get("dependency"), reason, where, ctx.report)
+    if dependency:
+        entry["dependency"] = dependency
+    if never:
+        ctx.report.warn("dependency never satisfied (held)", f"{where} ({job_id})")
+    if never or slurm_flow.held(job, reason):
+        entry["hold"] = True
+        ctx.report.count("held")
+    entry.update(slurm_flow.job_times(job, ctx.now, reason))
+    if reason:
+        ctx.report.reasons[job_id] = reason
+        entry["reason"] = reason  # shown beside xce's own (xce schedule)
+
+
+def _declare_gres(gres: Mapping[str, str], ctx: JobContext, where: str) -> None:
+    """A GRES no imported node has is declared (the job cannot run on them, as in
+    Slurm), reported: never dropped."""
+    have = {r for h in ctx.hosts.values() for r in h["host"]["resources"]}
+    for name in gres:
+        if name not in have:
+            ctx.state["resources"].setdefault(
+                name, {"kind": "consumable", "reservation": "per_host"}
+            )
+            ctx.report.warn("job asks for a GRES no imported node has (it cannot run on them)",
+                            f"{where}: {name}")  # fmt: skip
+
+
+def _partitions(queue: Any, ctx: JobContext, where: str) -> list[str]:
     """``[partition_q]``: the job runs only on the nodes of its partition ``q`` (their
     queue membership). When no imported node is in it, the tag is declared (no host has
     it: the job cannot run on the imported nodes, as in Slurm) and that is reported.
@@ -214,15 +325,15 @@ def _partitions(
     if not isinstance(queue, str):
         return []
     tag = f"partition_{units.resource_name(queue)}"
-    attributes = [h["host"]["attributes"] for h in hosts.values()]
+    attributes = [h["host"]["attributes"] for h in ctx.hosts.values()]
     if not any(k.startswith("partition_") for a in attributes for k in a):
         return []
     members = sum(1 for a in attributes if a.get(tag))
     if members == len(attributes):
         return []  # every imported node is in it: no restriction
     if not members:
-        state["resources"].setdefault(tag, {"kind": "boolean"})
-        report.warn("job's partition has no imported node (it cannot run on them)", where)
+        ctx.state["resources"].setdefault(tag, {"kind": "boolean"})
+        ctx.report.warn("job's partition has no imported node (it cannot run on them)", where)
     return [tag]
 
 
@@ -231,40 +342,52 @@ def _num(value: float) -> str:
 
 
 def _running(
-    job: Mapping[str, Any],
-    job_id: str,
-    where: str,
-    hosts: Mapping[str, Mapping[str, Any]],
-    report: ImportReport,
+    job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext
 ) -> dict[str, Any] | None:
     entry = _common(job, job_id)
     start = units.number(job.get("start_time"))
     if start is not None:
         entry["start_time"] = start
-    alloc = _allocation(job, where, report)
+    alloc = _allocation(job, where, ctx.report)
     if not alloc:
-        report.warn("running job without an allocation (skipped)", where)
+        ctx.report.warn("running job without an allocation (skipped)", where)
         return None
-    out = []
+    missing = [name for name, _, _ in alloc if name not in ctx.hosts]
+    if missing:
+        ctx.report.warn(
+            "running job on a node not in the input (skipped)", f"{where}: {missing[0]}"
+        )
+        return None
+    gres = slurm_tres.allocated_gres(job, [n for n, _, _ in alloc], where, ctx.report)
     per_cpu, per_node = _per_node_mem(job)
     guessed = False
+    out = []
     for name, cpus, mem in alloc:
-        host = hosts.get(name)
-        if host is None:
-            report.warn("running job on a node not in the input (skipped)", f"{where}: {name}")
-            return None
-        slots = min(int(cpus), host["host"]["slots"]) or 1
-        item: dict[str, Any] = {"host": name, "slots": slots}
+        host = ctx.hosts[name]["host"]
+        item: dict[str, Any] = {"host": name, "slots": min(int(cpus), host["slots"]) or 1}
         if not mem and (per_node or per_cpu):  # job_resources gives none: the request's
-            mem = per_node or (per_cpu or 0) * slots
+            mem = per_node or (per_cpu or 0) * item["slots"]
             guessed = True
-        if mem:
-            item["resources"] = {"mem": min(int(mem), host["host"]["resources"]["mem"])}
+        held = {"mem": min(int(mem), host["resources"]["mem"])} if mem else {}
+        for res, amount in gres.get(name, {}).items():
+            if res in host["resources"]:
+                held[res] = min(amount, host["resources"][res])
+            else:
+                ctx.report.warn("running job's GRES on a node without it (not charged)",
+                                f"{where}: {res} on {name}")  # fmt: skip
+        if held:
+            item["resources"] = held
         out.append(item)
     if guessed:
-        report.warn("running job's memory from its request (job_resources gives none)", where)
+        ctx.report.warn("running job's memory from its request (job_resources gives none)", where)
     entry["alloc"] = out
     return entry
+
+
+def _node_name(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"a node of a job's allocation without a name: {value!r}")
+    return value
 
 
 def _allocation(
@@ -277,14 +400,20 @@ def _allocation(
     cpus = units.number(job.get("cpus")) or 0
     if isinstance(res, Mapping) and isinstance(res.get("nodes"), Mapping):
         rows = res["nodes"].get("allocation") or []
-        return [
-            (
-                r["name"],
-                units.number(r["cpus"]["count"]) or 0,
-                units.number(r["memory"]["allocated"]) or 0,
-            )
-            for r in rows
-        ]
+        try:
+            return [
+                (
+                    _node_name(r["name"]),
+                    units.number(r["cpus"]["count"]) or 0,
+                    units.number(r["memory"]["allocated"]) or 0,
+                )
+                for r in rows
+            ]
+        except (KeyError, TypeError):
+            raise ValueError(
+                "job_resources.nodes.allocation: expected {name, cpus.count, "
+                "memory.allocated} per node"
+            ) from None
     names = expand(str((res or {}).get("nodes") or job.get("nodes") or ""))
     if not names:
         return []
@@ -292,8 +421,10 @@ def _allocation(
     rows_old: list[tuple[str, float, float]] = []
     if isinstance(nodes, Mapping):  # v0.0.37/38: {"0": {cpus, memory}} by node index
         nodes = [dict(v, nodename=names[int(k)]) for k, v in nodes.items() if int(k) < len(names)]
-    for r in nodes or []:
-        name = r.get("nodename")
+    if not isinstance(nodes, list) or not all(isinstance(r, Mapping) for r in nodes):
+        nodes = []
+    for r in nodes:
+        name = _node_name(r.get("nodename"))
         got = (
             units.number(r.get("cpus"))
             or units.number(r.get("cpus_used"))

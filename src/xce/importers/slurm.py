@@ -17,13 +17,16 @@ from typing import Any
 from xce.errors import InputError
 from xce.importers import units
 from xce.importers.documents import parse_json
-from xce.importers.jobs import map_job
+from xce.importers.jobs import JobContext, map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
+from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
 
 KNOWN_VERSIONS = ("v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43")
 _VERSION = re.compile(r"(?:db)?v0\.0\.(\d+)")
 SECTIONS = ("nodes", "jobs", "partitions", "reservations", "qos")
+#: Seconds within which a planned start equals Slurm's (its bf_resolution default).
+SCHEDULER_RESOLUTION = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +43,19 @@ def _error(source: str, path: str, message: str) -> InputError:
 
 
 def plugin_version(meta: Any, source: str) -> str:
-    """``v0.0.NN`` from ``meta.plugin`` (``data_parser`` from v0.0.39 on, else ``type``)."""
-    plugin = meta.get("plugin") if isinstance(meta, Mapping) else None
+    """``v0.0.NN`` from ``meta.plugin`` (slurmrestd, and the CLI before 23.02) or
+    ``meta.plugins`` (the CLI's ``--json`` of 23.02 on): its ``data_parser``, else the
+    OpenAPI ``type``."""
+    meta = meta if isinstance(meta, Mapping) else {}
+    key = "plugin" if isinstance(meta.get("plugin"), Mapping) else "plugins"
+    plugin = meta.get(key)
     if not isinstance(plugin, Mapping):
         raise _error(source, "meta.plugin", "no meta.plugin: not a Slurm JSON document")
-    for key in ("data_parser", "type"):
-        match = _VERSION.search(str(plugin.get(key) or ""))
+    for name in ("data_parser", "type"):
+        match = _VERSION.search(str(plugin.get(name) or ""))
         if match:
             return f"v0.0.{match.group(1)}"
-    raise _error(source, "meta.plugin", f"no data_parser or OpenAPI version in {dict(plugin)!r}")
+    raise _error(source, f"meta.{key}", f"no data_parser or OpenAPI version in {dict(plugin)!r}")
 
 
 def read_slurm_documents(
@@ -57,7 +64,7 @@ def read_slurm_documents(
     """Parse ``(source, text)`` pairs; InputError (located) for anything not Slurm's."""
     docs = []
     for source, text in texts:
-        data = parse_json(source, text)
+        data = parse_json(source, text, strict=True)
         if not isinstance(data, dict):
             raise _error(source, "$", "expected a JSON object (Slurm's output)")
         if "meta" not in data and ("pbs_version" in data or "pbs_server" in data):
@@ -82,14 +89,14 @@ def import_slurm(
     docs: Iterable[SlurmDocument], report: ImportReport | None = None, *, now: float | None = None
 ) -> ImportResult:
     """The state-file dict of Slurm documents (nodes, partitions, jobs); ``now`` (Unix
-    seconds) is the capture's time, else read from the documents."""
+    seconds) is the capture's time, else when the documents say they were made."""
     report = report or ImportReport()
     docs = list(docs)
     state = empty_state("Slurm")
     hosts: dict[str, dict[str, Any]] = {}
     for doc in docs:
         for i, node in enumerate(_items(doc, "nodes")):
-            _node(doc, f"nodes[{i}]", node, hosts, state, report)
+            map_node(doc.source, f"nodes[{i}]", node, hosts, state, report)
     for doc in docs:
         for i, part in enumerate(_items(doc, "partitions")):
             _partition(doc, f"partitions[{i}]", part, state, report)
@@ -97,35 +104,103 @@ def import_slurm(
             _reservation(doc, f"reservations[{i}]", resv, hosts, state, report)
         for i, qos in enumerate(_items(doc, "qos")):
             map_qos(f"{doc.source}: qos[{i}]", qos, report)
+    if not any(_items(doc, "partitions") for doc in docs):
+        _queues_from_names(docs, hosts, state, report)
     _preemption(state)
-    seen: set[str] = set()
+    _reserved_nodes(hosts, state, report)
+    now = now if now is not None else capture_time(docs)
+    start = now if now is not None else _latest_time(docs)
+    ctx = JobContext(
+        hosts, state, set(), report, start, max((h["sockets"] for h in hosts.values()), default=1)
+    )
     for doc in docs:
         for i, job in enumerate(_items(doc, "jobs")):
-            map_job(doc.source, f"jobs[{i}]", job, hosts, state, seen, report)
-    if any(_items(doc, "jobs") for doc in docs):
-        _check_allocated(hosts, state["running"], report)
+            map_job(doc.source, f"jobs[{i}]", job, ctx)
+    unattributed(hosts, state, start, report)
     gres = {r for h in state["hosts"] for r in h["resources"] if r != "mem"}
     for name in sorted(gres):
         state["resources"][name] = {"kind": "consumable", "reservation": "per_host"}
+    if now is not None:
+        state["now"] = now
+    state["scheduler_resolution"] = SCHEDULER_RESOLUTION
+    if any("priority" in job for job in state["jobs"]):
+        state["picker"] = "priority"
     return ImportResult.of(state, report)
 
 
-def _check_allocated(
-    hosts: Mapping[str, Mapping[str, Any]], running: list[dict[str, Any]], report: ImportReport
+def capture_time(docs: Iterable[SlurmDocument]) -> float | None:
+    """When the documents say they were made: the latest ``last_update`` (slurmrestd
+    and the CLI from v0.0.40: when slurmctld last changed what they show) or
+    ``last_backfill``; None when no document says (v0.0.37 to v0.0.39)."""
+    times = []
+    for doc in docs:
+        for key in ("last_update", "last_backfill"):
+            try:
+                value = units.number(doc.data.get(key))
+            except ValueError as err:
+                raise _error(doc.source, key, str(err)) from None
+            if value:
+                times.append(value)
+    return max(times, default=None)
+
+
+def _latest_time(docs: Iterable[SlurmDocument]) -> float | None:
+    """The latest start or submit time of the jobs (the state's own default now)."""
+    latest: float | None = None
+    for doc in docs:
+        for job in _items(doc, "jobs"):
+            if not isinstance(job, Mapping):
+                continue
+            for key in ("start_time", "submit_time"):
+                try:
+                    value = units.number(job.get(key))
+                except ValueError:
+                    continue  # refused, located, where the job is mapped
+                if value and (latest is None or value > latest):
+                    latest = value
+    return latest
+
+
+def _queues_from_names(
+    docs: list[SlurmDocument],
+    hosts: Mapping[str, Mapping[str, Any]],
+    state: dict[str, Any],
+    report: ImportReport,
 ) -> None:
-    """Report each node whose allocated CPUs (as Slurm counts them) differ from what the
-    imported running jobs hold there: an inconsistent capture, or jobs left out (the
-    jobs' allocations are what the state holds)."""
-    held: dict[str, int] = {}
-    for job in running:
-        for claim in job["alloc"]:
-            held[claim["host"]] = held.get(claim["host"], 0) + int(claim["slots"])
+    """Without partitions in the capture (22.05's ``sinfo --json`` has none), a queue
+    per partition the nodes and jobs name, all of tier 0: which partition Slurm serves
+    first is unknown, which changes decisions (reported)."""
+    names = [p for node in hosts.values() for p in node["partitions"]]
+    for doc in docs:
+        for job in _items(doc, "jobs"):
+            part = job.get("partition") if isinstance(job, Mapping) else None
+            if isinstance(part, str) and part:
+                names.extend(part.split(","))
+    names = [n for n in dict.fromkeys(n.strip() for n in names) if n]
+    if not names:
+        return
+    for name in names:
+        state["queues"][name] = {"priority": 0, "_preempt": []}
+    report.warn(
+        "no partitions in the input: queues made from the nodes' and jobs' partitions, "
+        "tiers unknown (all 0; import scontrol show partitions --json or /partitions)",
+        ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""),
+    )
+
+
+def _reserved_nodes(
+    hosts: Mapping[str, Mapping[str, Any]], state: Mapping[str, Any], report: ImportReport
+) -> None:
+    """A node Slurm flags RESERVED or MAINTENANCE is ok: the reservation restricts it.
+    Report those no imported reservation holds (xce may place any job there)."""
+    reserved = {h for r in state["reservations"] for h in r["hosts"]}
     for name, node in hosts.items():
-        slurm, jobs = int(node["alloc_cpus"]), held.get(name, 0)
-        if slurm != jobs:
+        flags = {"RESERVED", "MAINTENANCE"} & set(node["states"])
+        if flags and name not in reserved:
             report.warn(
-                "node's allocated CPUs differ from its running jobs' (the jobs' are kept)",
-                f"{node['where']}: Slurm {slurm}, jobs {jobs}",
+                "node in a reservation not in the input (import /reservations: else xce "
+                "may place any job there)",
+                f"{node['where']}: {', '.join(sorted(flags))}",
             )
 
 
@@ -155,80 +230,46 @@ def _items(doc: SlurmDocument, key: str) -> list[Any]:
     return value
 
 
-def _node(
-    doc: SlurmDocument,
-    path: str,
-    node: Any,
-    hosts: dict[str, dict[str, Any]],
-    state: dict[str, Any],
-    report: ImportReport,
-) -> None:
-    where = f"{doc.source}: {path}"
-    if not isinstance(node, Mapping) or not isinstance(node.get("name"), str):
-        raise _error(doc.source, path, "a node without a name")
-    name = node["name"]
-    if name in hosts:
-        report.warn("node listed twice (first kept)", f"{where} ({name})")
-        return
-    try:
-        cpus = units.number(node.get("cpus")) or 0
-        mem = units.number(node.get("real_memory")) or 0
-        gres = units.gres(str(node.get("gres") or ""))
-        states = units.node_states(node.get("state"), node.get("state_flags"))
-    except ValueError as err:
-        raise _error(doc.source, path, str(err)) from None
-    status, unknown = units.host_status(states)
-    for flag in unknown:
-        report.warn("unknown node state flag (read as ok)", f"{where}: {flag}")
-    if mem <= 1:
-        report.warn("node memory unknown (real_memory <= 1 MiB)", where)
-    features = node.get("active_features") or node.get("features") or []
-    if isinstance(features, str):
-        features = [f for f in features.split(",") if f]
-    attributes: dict[str, Any] = {units.resource_name(str(f)): True for f in features}
-    for part in node.get("partitions") or []:
-        attributes[f"partition_{units.resource_name(str(part))}"] = True
-    host = {
-        "name": name,
-        "slots": int(cpus),
-        "resources": {"mem": int(mem), **gres},
-        "attributes": attributes,
-        "status": status,
-    }
-    hosts[name] = {
-        "host": host,
-        "alloc_cpus": units.number(node.get("alloc_cpus")) or 0,
-        "alloc_memory": units.number(node.get("alloc_memory")) or 0,
-        "where": f"{where} ({name})",
-    }
-    state["hosts"].append(host)
-    report.count("hosts")
-    if status != "ok":
-        report.count(f"hosts {status}")
-
-
 def _partition(
     doc: SlurmDocument, path: str, part: Any, state: dict[str, Any], report: ImportReport
 ) -> None:
     if not isinstance(part, Mapping) or not isinstance(part.get("name"), str):
         raise _error(doc.source, path, "a partition without a name")
+    if not part["name"].strip():
+        raise _error(doc.source, f"{path}.name", "a partition with an empty name")
+    try:
+        queue = _queue(part)
+    except ValueError as err:
+        raise _error(doc.source, path, str(err)) from None
+    if part["name"] in state["queues"]:
+        report.warn("partition listed twice (first kept)", f"{doc.source}: {path}")
+        return
+    state["queues"][part["name"]] = queue
+    report.count("queues")
+
+
+def _queue(part: Mapping[str, Any]) -> dict[str, Any]:
+    """A partition's queue: tier, MaxTime and DefaultTime (minutes -> seconds), and its
+    preemption mode (v0.0.38). v0.0.38 prints -1 for "unlimited" in its bare numbers."""
     prio = part.get("priority")
     tier = prio.get("tier") if isinstance(prio, Mapping) else part.get("priority_tier")
     maxima = _mapping(part.get("maximums"))
     defaults = _mapping(part.get("defaults"))
     max_time = maxima.get("time", part.get("max_time_limit"))
     default_time = defaults.get("time", part.get("default_time_limit"))
-    queue: dict[str, Any] = {"priority": units.number(tier) or 0}
-    max_minutes = units.number(max_time)
-    default_minutes = units.number(default_time)
+    queue: dict[str, Any] = {"priority": units.number(tier, negative_unset=True) or 0}
+    max_minutes = units.number(max_time, negative_unset=True)
+    default_minutes = units.number(default_time, negative_unset=True)
+    for minutes in (max_minutes, default_minutes):
+        if minutes and minutes * 60 > units.MAX_NUMBER:
+            raise ValueError(f"a time limit of {minutes} minutes is too large")
     if max_minutes:
         queue["max_runtime"] = max_minutes * 60
     if default_minutes and (not max_minutes or default_minutes <= max_minutes):
         queue["default_runtime"] = default_minutes * 60
     mode = part.get("preemption_mode")
     queue["_preempt"] = [str(m).upper() for m in mode] if isinstance(mode, list) else []
-    state["queues"][part["name"]] = queue
-    report.count("queues")
+    return queue
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

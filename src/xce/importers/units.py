@@ -5,11 +5,12 @@ caller locates the error (file, JSON path)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 #: "No value" sentinels of releases before data_parser v0.0.39 (NO_VAL, INFINITE and
-#: their 16/64-bit forms, and the -2 some fields print for "unknown").
+#: their 16/64-bit forms).
 SENTINELS = frozenset(
     {
         0xFFFFFFFE,  # NO_VAL
@@ -18,22 +19,28 @@ SENTINELS = frozenset(
         0xFFFF,  # INFINITE16
         0xFFFFFFFFFFFFFFFE,  # NO_VAL64
         0xFFFFFFFFFFFFFFFF,  # INFINITE64
-        -2,
-        -1,
     }
 )
+#: The signed "unset"/"unlimited" some fields of old releases print (v0.0.38 partitions'
+#: ``maximum_cpus_per_node: -1``, slurmdbd's TRES ``count: -2``): read as no value only
+#: where a caller says the field may hold them.
+NEGATIVE_SENTINELS = frozenset({-1, -2})
 #: MEM_PER_CPU: Slurm stores --mem-per-cpu in the memory field with this bit set.
 MEM_PER_CPU_FLAG = 0x8000000000000000
+#: The largest magnitude a state file holds (xce.cluster.schema.MAX_NUMBER).
+MAX_NUMBER = 10**15
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)B?$", re.IGNORECASE)
 _SCALE = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3}
 
 
-def number(value: Any) -> int | float | None:
+def number(value: Any, *, negative_unset: bool = False) -> int | float | None:
     """A plain number, or None for "not set", "infinite" or an old sentinel.
 
     Reads both the bare numbers of older releases and the ``{"set", "infinite",
-    "number"}`` objects of data_parser v0.0.39 on."""
+    "number"}`` objects of data_parser v0.0.39 on. A ValueError for what no field means:
+    text, a number that is not finite, one beyond :data:`MAX_NUMBER`, or a negative one
+    (-1 and -2 are "unset" only with ``negative_unset``, for the fields that print them)."""
     if isinstance(value, dict):
         if not value.get("set", False) or value.get("infinite", False):
             return None
@@ -42,8 +49,16 @@ def number(value: Any) -> int | float | None:
         return None
     if not isinstance(value, (int, float)):
         raise ValueError(f"expected a number, got {value!r}")
-    if value in SENTINELS or value < 0:
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    if value in SENTINELS:
         return None
+    if value < 0:
+        if negative_unset and value in NEGATIVE_SENTINELS:
+            return None
+        raise ValueError(f"{value} is negative (expected a count, size or time)")
+    if value > MAX_NUMBER:
+        raise ValueError(f"{value} is too large (at most {MAX_NUMBER:.0e})")
     return value
 
 
@@ -139,47 +154,104 @@ def constraint(text: str) -> str:
     return " ".join(out).replace("( ", "(").replace(" )", ")")
 
 
-#: Node state flags (upper case, as v0.0.39+ print them) by the host status they mean.
-UNAVAIL_STATES = frozenset(
-    {"DOWN", "NOT_RESPONDING", "POWERED_DOWN", "POWER_DOWN", "FUTURE", "UNKNOWN", "POWERING_UP"}
-)
-CLOSED_STATES = frozenset(
-    {
-        "DRAIN",
-        "DRAINING",
-        "DRAINED",
-        "FAIL",
-        "FAILING",
-        "MAINTENANCE",
-        "MAINT",
-        "RESERVED",
-        "REBOOT_REQUESTED",
-        "REBOOT_ISSUED",
-        "POWERING_DOWN",
-        "PLANNED",
-    }
-)
-OK_STATES = frozenset({"IDLE", "MIXED", "ALLOCATED", "COMPLETING", "DYNAMIC_NORM", "CLOUD"})
+#: Every node state and state flag Slurm prints (base states of ``node_states[]`` and
+#: flags of ``node_state_flags[]`` in src/common/slurm_protocol_defs.c, as the
+#: data_parser's NODE_STATES lists them), each with the host status it gives and why
+#: (docs/import.md, "Node states"). Unavail wins over closed, closed over ok.
+NODE_STATES: dict[str, tuple[str, str]] = {
+    "IDLE": ("ok", "up, nothing allocated"),
+    "MIXED": ("ok", "up, partly allocated"),
+    "ALLOCATED": ("ok", "up, fully allocated (its jobs hold it)"),
+    "DOWN": ("unavail", "down: no job runs there"),
+    "FUTURE": ("unavail", "defined for later, not yet in service"),
+    "UNKNOWN": ("unavail", "not heard from since slurmctld started"),
+    "ERROR": ("closed", "in an error state: up, but given no new work"),
+    "COMPLETING": ("ok", "jobs finishing; what they still hold is charged as allocated"),
+    "PLANNED": ("ok", "idle nodes backfill earmarked for a waiting job (22.05 on)"),
+    "RESERVED": ("ok", "in an advance reservation: the reservation, when imported, restricts it"),
+    "MAINTENANCE": ("ok", "in a MAINT reservation: the reservation, when imported, restricts it"),
+    "POWERED_DOWN": ("ok", "powered off by power saving: Slurm boots it for a job it places there"),
+    "POWERING_UP": ("ok", "booting (for a job Slurm placed there)"),
+    "POWER_UP": ("ok", "a manual power-up was asked"),
+    "POWER_DOWN": ("closed", "a manual power-down was asked: no new work"),
+    "POWERING_DOWN": ("closed", "powering off: no new work until it is powered down"),
+    "POWER_DRAIN": ("closed", "to power off as soon as it is idle: no new work"),
+    "DRAIN": ("closed", "drained or draining: no new work, running jobs go on"),
+    "FAIL": ("closed", "failing: no new work, running jobs go on"),
+    "REBOOT_REQUESTED": ("ok", "reboots when idle; takes jobs until then (ASAP adds DRAIN)"),
+    "REBOOT_ISSUED": ("closed", "rebooting now: no new work until it is back"),
+    "REBOOT_CANCELED": ("ok", "a requested reboot was cancelled"),
+    "NOT_RESPONDING": ("unavail", "slurmd does not answer: no new work, and its jobs are lost"),
+    "INVALID_REG": ("unavail", "registered with a configuration Slurm refused"),
+    "BLOCKED": ("closed", "blocked by a job with an exclusive topology segment"),
+    "EXTERNAL": ("unavail", "an external node without slurmd: Slurm runs no job there"),
+    "CLOUD": ("ok", "a cloud node: its power flags say whether it is up"),
+    "DYNAMIC_NORM": ("ok", "a dynamic node that registered normally"),
+    "DYNAMIC_FUTURE": ("unavail", "a dynamic node not yet registered"),
+    "RESUME": ("ok", "a request to return it to service (no state of its own)"),
+    "UNDRAIN": ("ok", "a request to clear DRAIN (no state of its own)"),
+}
+#: Other spellings of these (node_state_string's DRAINED/DRAINING/FAILING/MAINT/…).
+STATE_ALIASES = {
+    "DRAINED": "DRAIN",
+    "DRAINING": "DRAIN",
+    "FAILING": "FAIL",
+    "MAINT": "MAINTENANCE",
+    "REBOOT": "REBOOT_REQUESTED",
+    "INVAL": "INVALID_REG",
+    "CANCEL_REBOOT": "REBOOT_CANCELED",
+    "MIX": "MIXED",
+    "ALLOC": "ALLOCATED",
+    "COMP": "COMPLETING",
+    "RESV": "RESERVED",
+    "PLND": "PLANNED",
+    "NO_RESPOND": "NOT_RESPONDING",
+}
+#: node_state_string's one-character suffixes (``idle~``, ``down*``, ``allocated+``).
+STATE_SUFFIXES = {
+    "*": "NOT_RESPONDING",
+    "~": "POWERED_DOWN",
+    "#": "POWERING_UP",
+    "!": "POWER_DOWN",
+    "%": "POWERING_DOWN",
+    "$": "MAINTENANCE",
+    "@": "REBOOT_REQUESTED",
+    "^": "REBOOT_ISSUED",
+    "+": "COMPLETING",
+}
+#: What an unknown flag gives: ok, with a warning (the known flags beside it decide;
+#: ``--strict`` refuses it). A flag of a newer Slurm is usually informational.
+UNKNOWN_STATUS = "ok"
+
+
+def _states(status: str) -> frozenset[str]:
+    return frozenset(name for name, (s, _) in NODE_STATES.items() if s == status)
+
+
+UNAVAIL_STATES = _states("unavail")
+CLOSED_STATES = _states("closed")
+OK_STATES = _states("ok")
 
 
 def node_states(value: Any, flags: Any = None) -> list[str]:
     """A node's state as upper-case flags: a list (v0.0.39 on) or a string such as
-    ``mixed``, ``idle+drain`` or ``down*`` (older; ``*`` is NOT_RESPONDING), plus the
-    separate ``state_flags`` of v0.0.37/38."""
+    ``mixed``, ``idle+drain``, ``down*`` or ``idle~`` (older; the suffixes of
+    :data:`STATE_SUFFIXES`), plus the separate ``state_flags`` of v0.0.37/38; spellings
+    of :data:`STATE_ALIASES` made the flag they name."""
     items: list[str] = []
     if isinstance(value, str):
-        text = value.upper()
-        if text.endswith("*"):
-            items.append("NOT_RESPONDING")
-            text = text.rstrip("*")
+        text = value.upper().strip()
+        while text and text[-1] in STATE_SUFFIXES:
+            items.append(STATE_SUFFIXES[text[-1]])
+            text = text[:-1]
         items.extend(filter(None, text.split("+")))
-    elif isinstance(value, list):
-        items.extend(str(v).upper() for v in value)
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        items.extend(v.upper() for v in value)
     else:
         raise ValueError(f"expected a node state, got {value!r}")
     if isinstance(flags, list):
         items.extend(str(v).upper() for v in flags)
-    return items
+    return list(dict.fromkeys(STATE_ALIASES.get(s, s) for s in items))
 
 
 StateTables = tuple[frozenset[str], frozenset[str], frozenset[str]]
@@ -191,7 +263,7 @@ def host_status(
 ) -> tuple[str, list[str]]:
     """The xce host status of a node's state flags (Slurm's by default; another
     scheduler's ``tables``: unavail, closed, ok), and the flags it did not know (read as
-    ok). Unavail wins over closed, closed over ok."""
+    ok: :data:`UNKNOWN_STATUS`). Unavail wins over closed, closed over ok."""
     unavail, closed, ok = tables
     unknown = [s for s in states if s not in unavail | closed | ok]
     if any(s in unavail for s in states):
