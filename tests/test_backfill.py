@@ -446,8 +446,16 @@ def test_reservation_holds_against_a_plan_too() -> None:
 @pytest.mark.parametrize(
     ("now", "requested", "reason", "in_message"),
     [
-        pytest.param(0, 10, PendReason.RESERVATION, "begin at 50", id="before-the-window"),
-        pytest.param(60, 100, PendReason.RESERVATION, "maint at 150", id="would-pass-the-end"),
+        pytest.param(
+            0, 10, PendReason.RESERVATION, "begin at t=50 s (in 50 s)", id="before-the-window"
+        ),
+        pytest.param(
+            60,
+            100,
+            PendReason.RESERVATION,
+            "maint at t=150 s (in 1 min 30 s)",
+            id="would-pass-the-end",
+        ),
         pytest.param(150, 10, PendReason.RESERVATION, "maint has ended", id="after-the-window"),
     ],
 )

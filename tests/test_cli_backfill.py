@@ -282,7 +282,7 @@ def test_now_moves_planned_starts(tiny: Path) -> None:
     assert info["dispatched"] == []
     pending = _by_job(info["pending"])
     assert (pending["big"]["planned_start"], pending["big"]["planned_end"]) == (120, 170)
-    assert "planned to start at 120" in pending["small"]["message"]
+    assert "planned to start at t=120 s" in pending["small"]["message"]
     info = _schedule(tiny, "--backfill", "conservative", "--now", "120")
     pending = _by_job(info["pending"])
     assert [pending[j]["planned_start"] for j in ("big", "small", "long")] == [120, 170, 170]
@@ -305,17 +305,17 @@ def test_now_option_wins_over_the_state_now(tmp_path: Path) -> None:
 
 
 def test_expected_start_column(tiny: Path) -> None:
-    """issue 12: the pending table gains ``expected start``: "100 (in 90 s) on h0, h1,
-    h2" for big, "-" for long under easy; "150 (in 140 s) on h0" for long under
-    conservative; the dispatched table marks "small (backfilled)". Without planning
+    """issue 12: the pending table gains ``expected start``: "t=100 s (in 1 min 30 s) on
+    h0, h1, h2" for big, "-" for long under easy; "t=150 s (in 2 min 20 s) on h0" for
+    long under conservative (issue 25: times as a person reads them); the dispatched table marks "small (backfilled)". Without planning
     there is no such column."""
     text = _ok("schedule", tiny, "--backfill", "easy").stdout
     assert "expected start" in text
-    assert "100 (in 90 s) on h0, h1, h2" in _row(text, "big")
+    assert "t=100 s (in 1 min 30 s) on h0, h1, h2" in _row(text, "big")
     assert _row(text, "long").rstrip().rstrip("│").rstrip().endswith("│ -")
     assert "small (backfilled)" in text
     text = _ok("schedule", tiny, "--backfill", "conservative").stdout
-    assert "150 (in 140 s) on h0" in _row(text, "long")
+    assert "t=150 s (in 2 min 20 s) on h0" in _row(text, "long")
     text = _ok("schedule", tiny).stdout
     assert "expected start" not in text
     assert "backfilled" not in text
@@ -347,17 +347,17 @@ def test_expected_start_of_the_example(tmp_path: Path) -> None:
     }
     assert {k: info["stats"][k] for k in PLANNING_STATS} == {"planned": 4, "backfilled": 1}
     text = _ok("schedule", EXAMPLE, "--backfill", "conservative").stdout
-    assert "44400 (in 8400 s) on n01, n02, n03, …" in _row(text, "wide")
-    assert "43200 (in 7200 s) on n05, n06" in _row(text, "lesson")
+    assert "t=44400 s (in 2 h 20 min) on n01, n02, n03, …" in _row(text, "wide")
+    assert "t=43200 s (in 2 h) on n05, n06" in _row(text, "lesson")
 
 
 def test_job_shows_expected(tiny: Path) -> None:
-    """issue 12: ``--job ID`` shows an ``expected`` line (big: "100 (in 90 s) on h0,
+    """issue 12: ``--job ID`` shows an ``expected`` line (big: "t=100 s (in 1 min 30 s) on h0,
     h1, h2"; long under easy: "-"), and its JSON ``now`` and the decision's planned
     keys; without planning there is no ``expected`` line."""
     text = _ok("schedule", tiny, "--backfill", "easy", "--job", "big").stdout
     lines = [line for line in text.splitlines() if line.startswith("expected")]
-    assert lines == ["expected     100 (in 90 s) on h0, h1, h2"]
+    assert lines == ["expected     t=100 s (in 1 min 30 s) on h0, h1, h2"]
     text = _ok("schedule", tiny, "--backfill", "easy", "--job", "long").stdout
     lines = [line for line in text.splitlines() if line.startswith("expected")]
     assert lines == ["expected     -"]

@@ -49,6 +49,7 @@ from xce.cluster.catalog import SLOTS
 from xce.cluster.estimates import estimate, estimated_end
 from xce.cluster.state import AdvanceReservation, PendingJob
 from xce.cluster.units import to_units
+from xce.timefmt import duration, when
 
 if TYPE_CHECKING:
     from xce.alloc.engine import Allocator, JobRequest
@@ -539,15 +540,20 @@ class Planner:
             return PendInfo(PendReason.RESERVATION, f"its reservation {name} has ended")
         if start < r.start:
             return PendInfo(
-                PendReason.RESERVATION, f"waits for its reservation {name} to begin at {r.start:g}"
+                PendReason.RESERVATION,
+                f"waits for its reservation {name} to begin at {self._when(r.start)}",
             )
         if end > r.end:
             return PendInfo(
                 PendReason.RESERVATION,
-                f"its estimated run ({_span(end - start)}) would pass the end of its "
-                f"reservation {name} at {r.end:g}",
+                f"its estimated run ({duration(end - start)}) would pass the end of its "
+                f"reservation {name} at {self._when(r.end)}",
             )
         return None
+
+    def _when(self, t: float) -> str:
+        """A time in a message: as a person reads it, in the state's zone, from now."""
+        return when(t, self.now, self.allocator.state.timezone)
 
     def _hint_key(self, hint: IndexArray) -> FloatArray:
         """A sort key putting ``hint``'s hosts first, in its order (a planned placement's
@@ -584,13 +590,14 @@ class Planner:
             r = blocking[0]
             return (
                 f"the hosts it fits on now are in advance reservation {r.name} "
-                f"from {r.start:g} to {r.end:g}, which its estimated run would overlap"
+                f"from {self._when(r.start)} to {self._when(r.end)}, which its estimated run "
+                "would overlap"
             )
         first = self._first
         if first is not None and first.start < end:
             return (
                 f"what it fits on now is reserved for job {first.job}, planned to start at "
-                f"{first.start:g}, before this job would end (backfill)"
+                f"{self._when(first.start)}, before this job would end (backfill)"
             )
         return "what it fits on now is reserved for jobs planned to start before it would end"
 
@@ -658,7 +665,3 @@ def _units(
     for name, column in cols.amounts.items():
         amounts[name] = np.round(column * scales[name])
     return cols.hosts, amounts
-
-
-def _span(seconds: float) -> str:
-    return "no end" if math.isinf(seconds) else f"{seconds:g} s"

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from xce import timefmt
 from xce.alloc import PendInfo, PendReason
 from xce.cluster import ClusterState, PendingJob, RunningJob, estimate, estimated_end
 from xce.cluster.jobflow import Dependency, DependencyItem, DepKind
@@ -97,11 +98,11 @@ class Gates:
         if job.begin_time is not None and job.begin_time > self.now:
             if not math.isnan(earliest):
                 earliest = max(earliest, job.begin_time)
+            begins = timefmt.when(job.begin_time, self.now, self._state.timezone)
             if not waits:
-                message = f"its begin time is {job.begin_time:.0f} s (in "
-                message += f"{job.begin_time - self.now:.0f} s)"
+                message = f"its begin time is {begins}"
                 return Gate(PendInfo(PendReason.BEGIN_TIME, message), earliest)
-            waits.append(f"and its begin time is {job.begin_time:.0f} s")
+            waits.append(f"and its begin time is {begins}")
         if waits:
             return Gate(PendInfo(PendReason.DEPENDENCY, "; ".join(waits)), earliest)
         return None
@@ -192,5 +193,5 @@ def _describe(item: DependencyItem) -> str:
         DepKind.AFTERCORR: "to end successfully (its corresponding task)",
         DepKind.AFTERBURSTBUFFER: "to end and stage out",
     }[item.kind]
-    delay = f" plus {item.delay / 60:.0f} min" if item.delay else ""
+    delay = f" plus {timefmt.duration(item.delay)}" if item.delay else ""
     return f"job {item.job} {what}{delay} ({item.kind.value})"
