@@ -284,3 +284,24 @@ def test_schedule_pends_held_begin_dependency_and_array_limit(tmp_path: Path) ->
 def test_nodes_fixture_has_no_assignment() -> None:
     """The builders' nodes say nothing of resources_assigned: no unattributed work."""
     assert "resources_assigned" not in node()
+
+
+def test_jobflow_sample_pends_as_pbs_says(tmp_path: Path) -> None:
+    """The handmade jobflow sample end to end: each waiting job pends for the reason PBS
+    gives it, and the priority-100 job goes first onto what the unattributed work leaves."""
+    from xce.cli.import_cmd import import_app
+    from xce.cli.main import app
+
+    sample = Path(__file__).parent / "data" / "pbs" / "handmade-openpbs-jobflow"
+    out = tmp_path / "state.json"
+    assert CliRunner().invoke(import_app, ["pbs", str(sample), "-o", str(out)]).exit_code == 0
+    decisions = json.loads(CliRunner().invoke(app, ["schedule", str(out), "--json"]).stdout)
+    reasons = {p["job"]: p["reason"] for p in decisions["pending"]}
+    assert reasons == {
+        "200": "ARRAY_LIMIT",  # two subjobs run, %2
+        "202": "DEPENDENCY",  # afterok:201 (PBS's system hold)
+        "203": "BEGIN_TIME",
+        "204": "HELD",
+        "207": "DEPENDENCY",  # 206's beforeok
+    }
+    assert [d["job"] for d in decisions["dispatched"]] == ["205", "206"]
