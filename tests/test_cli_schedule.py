@@ -20,9 +20,9 @@ from builders import ClusterBuilder
 from xce.alloc import Decision, PendInfo, Pending, PendReason
 from xce.cli.main import app
 from xce.cli.resreq_cmd import describe
-from xce.cli.schedule_cmd import _render as render_table
-from xce.cli.schedule_cmd import _render_job as render_job
-from xce.cli.schedule_cmd import decisions_json, explain_job
+from xce.cli.schedule_job import explain_job, render_job
+from xce.cli.schedule_view import decisions_json
+from xce.cli.schedule_view import render as render_table
 from xce.cluster import load_state
 from xce.core import Session, SessionResult, SessionStats, fcfs_order
 from xce.resreq import parse
