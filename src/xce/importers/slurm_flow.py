@@ -118,7 +118,8 @@ def array_record(job: Mapping[str, Any], where: str, report: ImportReport) -> st
     if indices.lower().startswith("0x"):
         indices = _hex_mask(indices)
     if indices.endswith("..."):
-        indices = indices.rstrip(".").rsplit(",", 1)[0] if "," in indices else ""
+        cut = indices.rstrip(".").rstrip(",")  # the last item shown may be partial: dropped
+        indices = cut.rsplit(",", 1)[0] if "," in cut else ""
         report.warn(
             "array task list cut by Slurm (SLURM_BITSTR_LEN; the indices shown are kept)",
             f"{where}: {text[:60]}",
