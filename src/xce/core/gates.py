@@ -126,7 +126,7 @@ class Gates:
         waiting: list[str] = []
         for item in dep.items:
             when = self._item_time(job, item)
-            if when is not None and (math.isnan(when) or when > self.now):
+            if when is not None:
                 times.append(when)
                 waiting.append(_describe(item))
             elif dep.any_of:
@@ -145,8 +145,10 @@ class Gates:
         return when, "waits for " + joiner.join(waiting)
 
     def _item_time(self, job: PendingJob, item: DependencyItem) -> float | None:
-        """When ``item`` is satisfied (NaN: not known this session), or None when it is
-        already (the job it names has ended, or started as ``after`` asks)."""
+        """None when ``item`` holds now (the job it names has ended, or has started as
+        ``after`` asks); else the earliest instant it may hold (NaN: not known this
+        session). A job that still runs is waited for whatever its estimate says, even
+        when it overruns it (planned to end now)."""
         if item.kind is DepKind.SINGLETON:
             if job.name is None:
                 return None
@@ -156,9 +158,10 @@ class Gates:
         running = self._running.get(item.job)
         if running is not None:
             if after_start:
-                return running.start_time + item.delay
+                began = running.start_time + item.delay
+                return began if began > self.now else None
             return self._running_end(running)
-        if item.job in self._started:
+        if item.job in self._started:  # dispatched in this very session: not begun yet
             return self.now + item.delay if after_start else self._started[item.job]
         if item.job in self._pending:
             plan = self._planned.get(item.job)
@@ -167,7 +170,7 @@ class Gates:
             return plan[0] + item.delay if after_start else plan[1]
         ends = self._array_ends.get(item.job)
         if ends:  # an array whose record is gone and whose tasks run: its last end
-            return self.now + item.delay if after_start else max(ends)
+            return None if after_start else max(ends)
         return None  # not in the state: it has ended
 
     def _note_name(self, user: str, name: str, end: float) -> None:
