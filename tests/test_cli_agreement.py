@@ -186,6 +186,28 @@ def test_a_job_the_scheduler_starts_now(
     assert in_cause in found["cause"]
 
 
+@pytest.mark.parametrize(
+    ("theirs", "kind", "stale"),
+    [
+        (T0 - 30, "pending_starting", False),  # within the resolution: now
+        (T0 - 61, None, True),  # past: the scheduler did not act on it
+        (T0 - 6 * 86400, None, True),
+    ],
+)
+def test_an_expected_start_already_past_is_stale(
+    tmp_path: Path, theirs: float, kind: str | None, stale: bool
+) -> None:
+    """A ``scheduler_start`` before now - resolution is not "starts now": the job still
+    pends there, so the estimate is stale (captured files of different times); marked,
+    kept in the JSON, shown, and not compared."""
+    path = _write(tmp_path, [_job(reason="Resources", scheduler_start=theirs)], running=[FULL])
+    found = _agreement(_decisions(path), "j")
+    assert (found["kind"], found["scheduler_start_stale"]) == (kind, stale)
+    assert found["scheduler_start"] == theirs
+    text = " ".join(_run(path).stdout.split())
+    assert ("(stale: past, not started)" in text) is stale
+
+
 def test_unattributed_allocations_are_named_when_xce_waits(tmp_path: Path) -> None:
     running = [{**FULL, "alloc": [{"host": "n2", "slots": 4}]}, {**HIDDEN, "alloc": [
         {"host": "n1", "slots": 4}]}]  # fmt: skip
@@ -252,6 +274,7 @@ def test_stats_count_the_agreement(tmp_path: Path) -> None:
         "agree": 1,
         "by_kind": {"dispatched_pending": 1, "pending_starting": 1},
         "with_scheduler_start": 1,
+        "scheduler_start_stale": 0,
         "resolution_s": 60,
         "now": T0,
         "now_iso": "2026-12-01T12:00:00+00:00",

@@ -10,7 +10,9 @@ job decided by the session, one of (docs/cli.md, "Agreement with the scheduler")
   ``None``, which the importer leaves out; a job submitted after the scheduler's last
   cycle has it) is a start the scheduler would make too, not a disagreement.
 * ``pending_starting``: xce keeps it waiting, the scheduler expects to start it now
-  (``scheduler_start`` <= now + resolution).
+  (``scheduler_start`` <= now + resolution). An expected start already past by more
+  than the resolution is stale (the scheduler did not act on it; a capture's files
+  taken at different times): kept in the JSON, marked, and not compared.
 * ``start_differs``: both wait, and ``|planned_start - scheduler_start|`` exceeds the
   resolution (compared only where both give a start: under ``--backfill easy`` xce
   plans only the first waiting job).
@@ -181,14 +183,19 @@ class Judge:
         job = entry_of(self.jobs, entry["job"])
         reason = job.reason if job is not None else None
         theirs = job.scheduler_start if job is not None else None
+        # an expected start already past (beyond the resolution) is one the scheduler did
+        # not act on: stale, and not read as "now"
+        stale = theirs is not None and theirs < self.now - self.resolution
         out: dict[str, Any] = {
             "agrees": True,
             "kind": None,
             "cause": None,
             "scheduler_start": theirs,
             "scheduler_start_iso": iso(theirs, self.tz),
+            "scheduler_start_stale": stale,
             "scheduler_reason": reason,
         }
+        theirs = None if stale else theirs
         starts_now = dispatched or entry.get("reason") in _STARTS_NOW
         soon = self.now + self.resolution
         if starts_now:
@@ -410,13 +417,14 @@ def add_agreement(info: dict[str, Any], state: ClusterState, now: float) -> None
         return
     judge = Judge(state, now, waiting(info["pending"]))
     kinds: Counter[str] = Counter()
-    compared = 0
+    compared = stale = 0
     for entries, dispatched in ((info["dispatched"], True), (info["pending"], False)):
         for entry in entries:
             entry["agreement"] = found = judge(entry, dispatched)
             if found["kind"] is not None:
                 kinds[found["kind"]] += 1
             compared += found["scheduler_start"] is not None
+            stale += found["scheduler_start_stale"]
     total = len(info["dispatched"]) + len(info["pending"])
     info["stats"]["agreement"] = {
         "scheduler": judge.name,
@@ -424,6 +432,7 @@ def add_agreement(info: dict[str, Any], state: ClusterState, now: float) -> None
         "agree": total - sum(kinds.values()),
         "by_kind": dict(sorted(kinds.items())),
         "with_scheduler_start": compared,
+        "scheduler_start_stale": stale,
         "resolution_s": judge.resolution,
         "now": now,
         "now_iso": iso(now, state.timezone),
@@ -451,7 +460,10 @@ def says(entry: dict[str, Any], now: float | None, tz: str | None) -> str:
     found = entry.get("agreement") or {}
     text = entry.get("scheduler_reason") or found.get("scheduler_reason") or "-"
     start = found.get("scheduler_start")
-    return text if start is None else f"{text}; expects {when(start, now, tz)}"
+    if start is None:
+        return text
+    stale = " (stale: past, not started)" if found.get("scheduler_start_stale") else ""
+    return f"{text}; expects {when(start, now, tz)}{stale}"
 
 
 def summary(stats: dict[str, Any], planning: bool) -> str:
