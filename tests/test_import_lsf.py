@@ -629,3 +629,43 @@ def test_bad_input_is_located(text: str, path: str | None, words: str) -> None:
     assert words in str(err)
     if path is not None:
         assert err.path == path
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def test_xce_import_lsf_writes_a_state_that_schedules(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from xce.cli.main import app
+
+    out = tmp_path / "state.yaml"
+    folder = str(DATA / "handmade-lsf-10.1-shape")
+    args = ["import", "lsf", folder, "--now", str(NOW), "--timezone", "Europe/Berlin", "-o"]
+    result = CliRunner().invoke(app, [*args, str(out)])
+    assert result.exit_code == 0, result.output
+    state = yaml.safe_load(out.read_text())
+    assert (state["scheduler"], state["timezone"], state["now"]) == ("LSF", "Europe/Berlin", NOW)
+    scheduled = CliRunner().invoke(app, ["schedule", str(out), "--json"])
+    assert scheduled.exit_code == 0, scheduled.output
+    reasons = {p["job"]: p["reason"] for p in json.loads(scheduled.stdout)["pending"]}
+    assert (reasons["102"], reasons["103"], reasons["107"]) == ("DEPENDENCY", "HELD", "BEGIN_TIME")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--timezone", "Mars/Olympus"], "unknown time zone"),
+        (["--now", "-1"], "--now"),
+        (["--strict"], "--strict"),
+    ],
+)
+def test_xce_import_lsf_refuses_bad_options(args: list[str], words: str) -> None:
+    from typer.testing import CliRunner
+
+    from xce.cli.main import app
+
+    folder = str(DATA / "handmade-lsf-10.1-shape")
+    result = CliRunner().invoke(app, ["import", "lsf", folder, "--now", str(NOW), *args])
+    assert result.exit_code == 2
+    assert words in result.output

@@ -19,7 +19,7 @@ from xce.cli.conventions import CONTEXT, XceCommand, XceGroup, guarded
 if TYPE_CHECKING:
     from xce.importers import ImportReport, ImportResult
 
-__all__ = ["import_app", "pbs", "slurm"]
+__all__ = ["import_app", "lsf", "pbs", "slurm"]
 
 import_app = typer.Typer(
     help="Read what real schedulers print and write a state file.",
@@ -179,3 +179,44 @@ def pbs(
 import_app.command("slurm", cls=XceCommand)(guarded(slurm))
 import_app.command("pbs", cls=XceCommand)(guarded(pbs))
 # Further importers register here, one line each (xce import lsf).
+
+
+def lsf(
+    inputs: _Inputs,
+    output: _Output = None,
+    force: _Force = False,
+    strict: _Strict = False,
+    now: _Now = None,
+    timezone: Annotated[
+        str | None,
+        typer.Option("--timezone", help="The IANA zone LSF's dates are in (default UTC)."),
+    ] = None,
+) -> None:
+    """Import bjobs/bhosts/lshosts/lsload/bqueues -o "…" -json output as a state file."""
+    import time
+    from datetime import UTC, tzinfo
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from xce.errors import InputError
+    from xce.importers import import_lsf, read_lsf_documents
+
+    if now is not None and not 0 <= now <= 1e15:
+        raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
+    zone: tzinfo = UTC
+    if timezone is not None:
+        try:
+            zone = ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InputError(f"--timezone: unknown time zone {timezone!r}") from None
+    clock = time.time() if now is None else now
+
+    def read(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+        result = import_lsf(read_lsf_documents(texts), report, now=clock, zone=zone)
+        if timezone is not None:
+            result.state["timezone"] = timezone
+        return result
+
+    _import(inputs, output, force, strict, read)
+
+
+import_app.command("lsf", cls=XceCommand)(guarded(lsf))
