@@ -251,7 +251,9 @@ def test_now_from_the_capture(extra: dict[str, Any], now: float | None, expected
 
 
 def test_unattributed_start_is_the_latest_time_of_the_capture_without_now() -> None:
-    state, _ = one(doc(nodes=[node(alloc_cpus=4)], jobs=[pending(submit_time=300)]))
+    expected = {**FLAGGED, "number": 9000}  # a pending job's start_time: Slurm's estimate
+    job = pending(submit_time=300, start_time=expected)
+    state, _ = one(doc(nodes=[node(alloc_cpus=4)], jobs=[job]))
     assert "now" not in state
     assert state["running"][0]["start_time"] == 300
 

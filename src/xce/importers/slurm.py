@@ -17,7 +17,7 @@ from typing import Any
 from xce.errors import InputError
 from xce.importers import units
 from xce.importers.documents import parse_json
-from xce.importers.jobs import JobContext, map_job
+from xce.importers.jobs import JobContext, job_state, map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
@@ -145,13 +145,18 @@ def capture_time(docs: Iterable[SlurmDocument]) -> float | None:
 
 
 def _latest_time(docs: Iterable[SlurmDocument]) -> float | None:
-    """The latest start or submit time of the jobs (the state's own default now)."""
+    """The latest start (of a running job: a pending one's is Slurm's expected start, in
+    the future) or submit time of the jobs: the state's own default now."""
     latest: float | None = None
     for doc in docs:
         for job in _items(doc, "jobs"):
             if not isinstance(job, Mapping):
                 continue
-            for key in ("start_time", "submit_time"):
+            try:
+                started = bool({"RUNNING", "SUSPENDED"} & set(job_state(job)))
+            except ValueError:
+                continue  # refused, located, where the job is mapped
+            for key in ("start_time", "submit_time") if started else ("submit_time",):
                 try:
                     value = units.number(job.get(key))
                 except ValueError:
