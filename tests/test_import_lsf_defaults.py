@@ -188,3 +188,29 @@ def test_xce_resreq_accepts_lsf_defaults_on_the_example_cluster() -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "valid against" in result.output
+
+
+@pytest.mark.parametrize(
+    ("order", "first"),
+    [
+        pytest.param("order[r15s]", "b", id="least-loaded-first"),
+        pytest.param("order[-r15s]", "a", id="minus-most-loaded-first"),
+        pytest.param("order[r15s:pg]", "b", id="lsf-default"),
+        pytest.param("order[cpuf]", "c", id="a-plain-number-most-first"),
+    ],
+)
+def test_a_load_index_orders_least_loaded_first(order: str, first: str) -> None:
+    """LSF sorts a load index that grows with load (r15s, ut, pg, ...) lightly loaded
+    first, and ``-`` reverses it; any other number sorts most first, as before."""
+    doc = {
+        "hosts": [
+            {"name": "a", "slots": 2, "attributes": {"r15s": 3.0, "cpuf": 1.0}},
+            {"name": "b", "slots": 2, "attributes": {"r15s": 0.5, "cpuf": 2.0}},
+            {"name": "c", "slots": 2, "attributes": {"r15s": 1.0, "cpuf": 3.0}},
+        ],
+        "jobs": [{"id": "j", "resreq": order}],
+    }
+    st = state_from_dict(doc, "<test>")
+    (decision,) = Session(st).run().decisions
+    assert isinstance(decision, Dispatched)
+    assert st.hosts.names[decision.allocation.claims[0].host] == first

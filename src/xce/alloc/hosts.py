@@ -92,9 +92,13 @@ class HostFinder:
         books' host preference first, then ``order[]``."""
         idx = np.flatnonzero(self.fits(want, nslots, 0, self.books.hosts.n))
         keys = []
+        catalog = self.books.state.catalog
         for key in reversed(self.primary.primary.order):
             values = self._key_values(key.name)[idx]
-            values = values if key.ascending else -values
+            # most first, or least first with '-'; a load index that grows with load
+            # (r15s, ut, ...) the other way round, as LSF sorts it (least loaded first)
+            ascending = key.ascending != catalog.lower_is_better(key.name)
+            values = values if ascending else -values
             keys.append(np.where(np.isnan(values), np.inf, values))
         if self.books.preference is not None:
             keys += [key[idx] for key in reversed(self.books.preference)]
