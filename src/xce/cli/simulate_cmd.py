@@ -143,10 +143,16 @@ class ReplayInputs:
 def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Path | None) -> None:
     from rich.table import Table
 
+    from xce.timefmt import duration
+
     def fmt(v: Any, unit: str = "") -> str:
         if v is None:
             return "-"
         return f"{v:,.1f}{unit}" if isinstance(v, float) else f"{v:,}{unit}"
+
+    def span(v: Any) -> str:
+        """A duration as a person reads it (``29 min 1 s``, ``1 h``), not ``1741.0 s``."""
+        return "-" if v is None else duration(float(v))
 
     table = Table(title="Simulation", title_justify="left", show_header=False)
     table.add_column("what")
@@ -158,12 +164,12 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
         ("killed at their requested time", fmt(data["killed_at_walltime"])),
         (
             "mean / median / p95 wait",
-            " / ".join(fmt(data[k], " s") for k in ("mean_wait_s", "median_wait_s", "p95_wait_s")),
+            " / ".join(span(data[k]) for k in ("mean_wait_s", "median_wait_s", "p95_wait_s")),
         ),
         ("mean bounded slowdown (10 s)", fmt(data["mean_bsld"])),
         ("utilisation, workload jobs", f"{100 * data['utilization']:.1f} %"),
         ("utilisation, all work", f"{100 * data['utilization_all_work']:.1f} %"),
-        ("makespan", f"{data['makespan_s'] / 3600:,.1f} h"),
+        ("makespan", span(data["makespan_s"])),
         *(
             [
                 ("preemptions", fmt(data["preemptions"])),
@@ -177,7 +183,7 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
                 ("jobs started by backfill", fmt(data["backfilled"])),
                 (
                     "planned start error, mean / p95",
-                    " / ".join(fmt(data["prediction_error_s"][k], " s") for k in ("mean", "p95"))
+                    " / ".join(span(data["prediction_error_s"][k]) for k in ("mean", "p95"))
                     + f" ({data['prediction_error_s']['jobs']:,} jobs planned ahead)",
                 ),
             ]
