@@ -266,6 +266,7 @@ class ClusterState:
     scheduler: str | None = None  # the scheduler it was imported from (its jobs' reasons)
     timezone: str | None = None  # IANA zone of times shown to a person (None: UTC)
     scheduler_resolution: float | None = None  # seconds: a start within it is the scheduler's
+    gated: bool = False  # some pending job may wait at a gate (PendingJob.gated)
 
     def session_time(self) -> float:
         """When a session on this state runs: ``now`` if given, else the latest start or
@@ -342,6 +343,7 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         scheduler=spec.scheduler,
         timezone=spec.timezone,
         scheduler_resolution=spec.scheduler_resolution,
+        gated=any(j.hold or j.begin_time is not None or j.dependency or j.array for j in spec.jobs),
         reservations=tuple(
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)

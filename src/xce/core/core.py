@@ -103,6 +103,7 @@ class SchedulerCore:
         self._default_backfill = backfill or state.default_backfill
         self._now = state.now
         self._about = (state.scheduler, state.timezone, state.scheduler_resolution)
+        self._gated = state.gated  # some job may wait at a gate: once, for good
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
@@ -143,6 +144,7 @@ class SchedulerCore:
                 scheduler=self._about[0],
                 timezone=self._about[1],
                 scheduler_resolution=self._about[2],
+                gated=self._gated,
             )
         return self._view
 
@@ -295,6 +297,7 @@ class SchedulerCore:
             raise EventError(f"JobSubmitted: job {job.id!r}: {err}") from None
         self._pending[job.id] = _numbered(job, self._next_order)
         self._next_order += 1
+        self._gated = self._gated or job.gated
 
     def _start(self, job_id: str, allocation: JobAllocation, time: float) -> None:
         job = self._pending.get(job_id) or self._array_task(job_id)

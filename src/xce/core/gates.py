@@ -154,24 +154,33 @@ class Gates:
                 return None
             return self._names.get((job.user, job.name))
         assert item.job is not None
+        job_id = item.job.removesuffix("_*")  # Slurm's "every task of array 412"
         after_start = item.kind is DepKind.AFTER
-        running = self._running.get(item.job)
+        if self._task_pending(job_id):  # a task its record still holds
+            return _UNKNOWN
+        running = self._running.get(job_id)
         if running is not None:
             if after_start:
                 began = running.start_time + item.delay
                 return began if began > self.now else None
             return self._running_end(running)
-        if item.job in self._started:  # dispatched in this very session: not begun yet
-            return self.now + item.delay if after_start else self._started[item.job]
-        if item.job in self._pending:
-            plan = self._planned.get(item.job)
+        if job_id in self._started:  # dispatched in this very session: not begun yet
+            return self.now + item.delay if after_start else self._started[job_id]
+        if job_id in self._pending:
+            plan = self._planned.get(job_id)
             if plan is None:
                 return _UNKNOWN
             return plan[0] + item.delay if after_start else plan[1]
-        ends = self._array_ends.get(item.job)
+        ends = self._array_ends.get(job_id)
         if ends:  # an array whose record is gone and whose tasks run: its last end
             return None if after_start else max(ends)
         return None  # not in the state: it has ended
+
+    def _task_pending(self, job_id: str) -> bool:
+        """Whether ``job_id`` is task ``REC_N`` of a pending array record holding N."""
+        record_id, sep, index = job_id.rpartition("_")
+        record = self._pending.get(record_id) if sep and index.isdigit() else None
+        return record is not None and record.array is not None and int(index) in record.array
 
     def _note_name(self, user: str, name: str, end: float) -> None:
         key = (user, name)

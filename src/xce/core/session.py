@@ -608,7 +608,7 @@ class Session:
         self._planner = None
         self._gates = None
         when: float | None = None
-        if any(j.gated for j in pending):
+        if self.state.gated and any(j.gated for j in pending):
             at = self.state.session_time() if now is None else now
             self._gates = Gates(self.state, at)
         if self.plans(pending):
