@@ -10,6 +10,7 @@ Hosts are ``h0``, ``h1``, ... so a host's number is its index in allocations.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,8 +21,9 @@ from builders import ClusterBuilder
 from flow_states import by_id, flow_state, pending, planned, ran
 from strategies import scenarios
 from xce.alloc import Decision, Dispatched, Pending, PendReason
-from xce.cluster import ClusterState, state_from_dict
-from xce.core import Session
+from xce.cluster import ClusterState, PendingJob, state_from_dict
+from xce.cluster.jobflow import parse_dependency
+from xce.core import JobSubmitted, SchedulerCore, Session
 
 RUN = "run"
 
@@ -147,8 +149,9 @@ def test_singleton_waits_for_a_job_started_in_the_same_session() -> None:
 
 
 def test_dependency_on_a_job_started_in_the_same_session_waits() -> None:
-    """a starts this session (its estimate is 30 s): afterok:a has not ended, after:a
-    has started."""
+    """a is dispatched this session (its estimate is 30 s): afterok:a has not ended, and
+    after:a waits too — a job dispatched in this very session has not begun yet (as a
+    Slurm pass reads dependencies as they stood; the next session starts it)."""
     b = ClusterBuilder().hosts(3, slots=1).at(0)
     b.job("a", requested_time=30).job("ok").job("started")
     got = decide(
@@ -156,7 +159,7 @@ def test_dependency_on_a_job_started_in_the_same_session_waits() -> None:
     )
     assert ran(got["a"]) == [0]
     pending(got["ok"], PendReason.DEPENDENCY)
-    assert isinstance(got["started"], Dispatched)
+    pending(got["started"], PendReason.DEPENDENCY)
 
 
 GATED = {
@@ -487,3 +490,26 @@ def test_threaded_sessions_decide_as_synchronous_ones(state: ClusterState) -> No
     sync = Session(state).run().decisions
     threaded = Session(state).run(threads=True).decisions
     assert threaded == sync
+
+
+SUBMITTED = {
+    "held": ({"hold": True}, PendReason.HELD),
+    "begin time": ({"begin_time": 500.0}, PendReason.BEGIN_TIME),
+    "dependency": ({"dependency": parse_dependency("afterok:r1")}, PendReason.DEPENDENCY),
+}
+
+
+@pytest.mark.parametrize(("keys", "reason"), list(SUBMITTED.values()), ids=list(SUBMITTED))
+def test_a_submitted_job_keeps_its_gate(keys: dict[str, Any], reason: PendReason) -> None:
+    """JobSubmitted of a held job, one with a begin time or a dependency: the core keeps
+    those fields, so the next session pends the job at its gate (h1 is free)."""
+    b = ClusterBuilder().hosts(2, slots=1).at(100)
+    b.running("r1", {"h0": 1}, start_time=0, requested_time=1000)
+    core = SchedulerCore(b.build())
+    job = PendingJob("j", "alice", "normal", "default", 1, 1, "", 0.0, None, 0)
+    core.apply(JobSubmitted(replace(job, **keys)))
+    kept = core.pending("j")
+    assert kept is not None
+    for key, value in keys.items():
+        assert getattr(kept, key) == value, key
+    pending(by_id(core.run_session().decisions)["j"], reason)
