@@ -513,3 +513,17 @@ def test_a_submitted_job_keeps_its_gate(keys: dict[str, Any], reason: PendReason
     for key, value in keys.items():
         assert getattr(kept, key) == value, key
     pending(by_id(core.run_session().decisions)["j"], reason)
+
+
+def _outcome_of(d: Decision) -> tuple[str, object]:
+    return (d.job, d.allocation if isinstance(d, Dispatched) else d.info.reason)
+
+
+@given(gated_states())
+def test_planning_only_what_is_read_changes_no_decision(state: ClusterState) -> None:
+    """``plans_for=()`` (nobody reads a plan) leaves out plans that cannot keep a later
+    job out; with gates (a begin time's plan is held, a dependency's is not) every job
+    is still dispatched where, or pends for the reason, it is with every plan made."""
+    full = Session(state).run().decisions
+    few = Session(state).run(plans_for=()).decisions
+    assert [_outcome_of(d) for d in few] == [_outcome_of(d) for d in full]
