@@ -202,7 +202,7 @@ def parse_array(text: str) -> ArrayIndices:
         if not limit_text.strip().isdigit() or int(limit_text.strip()[:12]) < 1:
             raise SyntaxProblem("%N needs a whole number of at least 1", len(body) + 2)
         limit = int(limit_text.strip()[:12])
-    ranges: list[tuple[int, int, int]] = []
+    ranges: list[tuple[int, int, int, int]] = []  # first, last, step, column
     pos = 0
     for part in body.split(","):
         m = _RANGE.fullmatch(part)
@@ -218,23 +218,20 @@ def parse_array(text: str) -> ArrayIndices:
                 pos + 1,
             )
         last -= (last - first) % step  # the last index the step reaches
-        ranges.append(_tidy((first, last, step)))
+        column = pos + 1 + len(part) - len(part.lstrip())
+        ranges.append((*_tidy((first, last, step)), column))
         pos += len(part) + 1
         if len(ranges) > _MAX_ITEMS:
             raise SyntaxProblem(f"more than {_MAX_ITEMS} index ranges", pos)
     ranges.sort()
-    _check_disjoint(ranges, text)
-    return ArrayIndices(tuple(ranges), limit)
+    _check_disjoint(ranges)
+    return ArrayIndices(tuple(r[:3] for r in ranges), limit)
 
 
-def _check_disjoint(ranges: list[tuple[int, int, int]], text: str) -> None:
+def _check_disjoint(ranges: list[tuple[int, int, int, int]]) -> None:
     """Sorted ranges whose spans overlap share an index unless their steps interleave;
-    refuse any overlap of spans (Slurm never prints one), which is simple and safe."""
-    for (_, a_last, _), (b_first, _, _) in itertools.pairwise(ranges):
+    refuse any overlap of spans (Slurm never prints one), which is simple and safe. The
+    caret goes under the later range as written (each range keeps its column)."""
+    for (_, a_last, _, _), (b_first, _, _, column) in itertools.pairwise(ranges):
         if b_first <= a_last:
-            raise SyntaxProblem(f"index ranges overlap at {b_first}", _column_of(text, b_first))
-
-
-def _column_of(text: str, index: int) -> int:
-    m = re.search(rf"(?<!\d){index}(?!\d)", text)
-    return m.start() + 1 if m else 1
+            raise SyntaxProblem(f"index ranges overlap at {b_first}", column)

@@ -608,7 +608,19 @@ def _attribute_kind(value: object) -> ResourceKind:
 
 
 def _numbered(job: PendingJob, order: int) -> PendingJob:
-    """``job`` with its arrival number (``dataclasses.replace`` without its per-call cost)."""
+    """``job`` with its arrival number (``dataclasses.replace`` without its per-call cost
+    for the common job; one with a reservation, a gate, an imported reason or priority
+    keeps them all)."""
+    if (
+        job.gated
+        or job.reservation is not None
+        or job.reason is not None
+        or job.priority is not None
+        or job.name is not None
+        or job.array_job is not None
+        or job.scheduler_start is not None
+    ):
+        return replace(job, order=order)
     return PendingJob(
         job.id,
         job.user,
