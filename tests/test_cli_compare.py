@@ -176,3 +176,190 @@ def test_plot_format_svg_and_bad_formats(tmp_path: Path) -> None:
     bad = _xce(*base, "--plot-format", "pdf")
     assert bad.exit_code == 2  # type: ignore[attr-defined]
     assert "--plot-format: 'pdf' is not one of png, svg" in bad.stderr  # type: ignore[attr-defined]
+
+
+# --- issue 26: the replay options, max wait, fairness, every metrics.json key ------------
+
+
+def _options(command: str) -> set[str]:
+    """The option names of ``xce COMMAND`` as click sees them."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    found = group.commands[command]  # type: ignore[attr-defined]
+    return {name for p in found.params for name in p.opts if name.startswith("--")}
+
+
+def test_compare_takes_every_replay_option_simulate_takes() -> None:
+    """issue 26: compare lacked --single-queue and --enforce-walltime. What simulate
+    has and compare has not is the policy alone (compare's --policy says it)."""
+    assert _options("simulate") - _options("compare") == {"--picker", "--preemptor", "--backfill"}
+    assert _options("compare") - _options("simulate") == {"--policy"}
+
+
+def test_the_shared_options_are_one_list() -> None:
+    """issue 26: the replay options are defined once; each is a field of Replay, in
+    order, and both commands have every one."""
+    from dataclasses import fields
+
+    from xce.cli.replay_options import REPLAY_OPTIONS, Replay
+
+    assert [n for n, _, _ in REPLAY_OPTIONS] == [f.name for f in fields(Replay)]
+    for name, _, _ in REPLAY_OPTIONS:
+        flag = "--" + name.replace("_", "-")
+        assert flag in _options("simulate") & _options("compare"), flag
+
+
+def _walltime_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    """Two queues and jobs whose requested time is below their runtime (every third)."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "queues: {a: {priority: 20}, b: {priority: 10}}\nhosts:\n"
+        "  - {name: h1, slots: 4}\n  - {name: h2, slots: 4}\n",
+        encoding="utf-8",
+    )
+    rows = [
+        {
+            "id": f"j{i}",
+            "submit_time": 5 * i,
+            "runtime": 50 + (i * 29) % 80,
+            "requested_time": 30 if i % 3 == 0 else 200,
+            "tasks": 1 + (i * 3) % 5,
+            "queue": "a" if i % 2 else "b",
+            "user": f"u{i % 3}",
+        }
+        for i in range(40)
+    ]
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return cluster, jobs
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--single-queue"], ["--enforce-walltime"], ["--interval", "17"]],
+    ids=["none", "single-queue", "enforce-walltime", "interval"],
+)
+def test_replay_options_act_in_compare_as_in_simulate(tmp_path: Path, options: list[str]) -> None:
+    """issue 26: with the same replay options, each policy's metrics object equals
+    ``xce simulate``'s (timing-free: metrics.json is)."""
+    cluster, jobs = _walltime_inputs(tmp_path)
+    base = ["--workload", jobs, "--cluster", cluster, *options]
+    got = _xce("compare", *base, "--policy", "fcfs", "--policy", "strict+easy", "--json")
+    assert got.exit_code == 0, got.output  # type: ignore[attr-defined]
+    policies = json.loads(got.stdout)["policies"]  # type: ignore[attr-defined]
+    for entry, flags in zip(
+        policies, [["--picker", "fcfs"], ["--picker", "strict", "--backfill", "easy"]], strict=True
+    ):
+        alone = _xce("simulate", *base, *flags, "--json")
+        assert alone.exit_code == 0, alone.output  # type: ignore[attr-defined]
+        assert entry["metrics"] == json.loads(alone.stdout)  # type: ignore[attr-defined]
+
+
+def test_enforce_walltime_changes_a_comparison(tmp_path: Path) -> None:
+    """issue 26: --enforce-walltime reaches compare's replays (jobs are killed)."""
+    cluster, jobs = _walltime_inputs(tmp_path)
+    base = ["compare", "--workload", jobs, "--cluster", cluster, "--policy", "fcfs", "--json"]
+    plain_run = json.loads(_xce(*base).stdout)  # type: ignore[attr-defined]
+    killed = json.loads(_xce(*base, "--enforce-walltime").stdout)  # type: ignore[attr-defined]
+    assert plain_run["policies"][0]["metrics"]["killed_at_walltime"] == 0
+    assert killed["policies"][0]["metrics"]["killed_at_walltime"] > 0
+
+
+def test_compare_csv_has_every_metrics_key(tmp_path: Path) -> None:
+    """issue 26: compare.csv had 8 of metrics.json's keys; the docs say every one. A
+    nested object (by_user) is its compact JSON; the fairness figures follow."""
+    cluster, jobs = _walltime_inputs(tmp_path)
+    out = tmp_path / "out"
+    args = ["--workload", jobs, "--cluster", cluster, "--policy", "fcfs", "--policy", "strict"]
+    result = _xce("compare", *args, "--out", out)
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    data = json.loads((out / "compare.json").read_text("utf-8"))
+    with (out / "compare.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row, entry in zip(rows, data["policies"], strict=True):
+        metrics = entry["metrics"]
+        fairness = [f"fairness.{k}" for k in entry["fairness"]]
+        assert list(row) == [*metrics, *fairness]
+        for key, value in metrics.items():
+            if isinstance(value, dict):
+                assert json.loads(row[key]) == value, key
+            elif value is None:
+                assert row[key] == "", key
+            else:
+                assert row[key] == str(value), key
+        assert float(row["fairness.jain_mean_bsld"]) == entry["fairness"]["jain_mean_bsld"]
+
+
+def test_table_shows_max_wait_and_fairness(tmp_path: Path) -> None:
+    """issue 26: the table answers "which policy, and is it fair?": max wait, Jain's
+    index over the users' mean bounded slowdowns and the worst user's, as the JSON has
+    them; waits as durations a person reads."""
+    from xce.timefmt import duration
+
+    cluster, jobs = _walltime_inputs(tmp_path)
+    args = ["compare", "--workload", jobs, "--cluster", cluster, "--policy", "fcfs"]
+    text = _xce(*args).stdout  # type: ignore[attr-defined]
+    entry = json.loads(_xce(*args, "--json").stdout)["policies"][0]  # type: ignore[attr-defined]
+    assert "max" in text
+    assert "fair-" in text
+    assert duration(entry["metrics"]["max_wait_s"]) in text
+    assert f"{entry['fairness']['jain_mean_bsld']:.2f}" in text
+    assert entry["fairness"]["users"] == 3
+    assert "Jain's index" in text
+
+
+@pytest.mark.parametrize(
+    ("means", "jain", "worst"),
+    [
+        ({}, None, None),
+        ({"a": 3.0}, 1.0, "a"),
+        ({"b": 2.0, "a": 2.0}, 1.0, "a"),  # a tie names the first user by name
+        ({"a": 1.0, "b": 3.0}, 0.8, "b"),  # (1 + 3)^2 / (2 (1 + 9))
+        ({"a": 1.0, "b": None}, 1.0, "a"),  # b's jobs never ran: left out
+        ({"a": 1.0, "b": 1.0, "c": 10.0}, 144 / 306, "c"),
+    ],
+)
+def test_user_fairness(
+    means: dict[str, float | None], jain: float | None, worst: str | None
+) -> None:
+    """issue 26: Jain's index (sum x)^2 / (n sum x^2) over the users' mean bounded
+    slowdowns (metrics.json's by_user), and the worst-off user."""
+    from xce.sim.compare import user_fairness
+
+    got = user_fairness({"by_user": {u: {"mean_bsld": m} for u, m in means.items()}})
+    assert got.users == sum(m is not None for m in means.values())
+    assert got.jain == (None if jain is None else pytest.approx(jain))
+    assert got.worst_user == worst
+    assert got.worst_mean_bsld == (None if worst is None else means[worst])
+
+
+@pytest.mark.parametrize(
+    ("value", "key", "text"),
+    [
+        (None, "max_wait_s", "-"),
+        (3900.0, "max_wait_s", "1 h 5 min"),
+        (0.0, "mean_wait_s", "0 s"),
+        (0.6666, "utilization", "66.7 %"),
+        (0.16432, "jain_mean_bsld", "0.16"),
+        (111.84, "mean_bsld", "111.8"),
+        (14423.2, "worst_user_mean_bsld", "14,423"),
+        (1810, "backfilled", "1,810"),
+    ],
+)
+def test_table_cells(value: float | None, key: str, text: str) -> None:
+    """issue 26: numbers rounded as the other commands print them."""
+    from xce.cli.compare_cmd import cell
+
+    assert cell(value, key) == text
+
+
+def test_bad_preempt_mode_is_the_options_fault(tmp_path: Path) -> None:
+    """issue 26: a shared option is checked in compare as in simulate, before any input
+    is read (the workload does not exist)."""
+    missing = tmp_path / "missing.jsonl"
+    for command in ("compare", "simulate"):
+        extra = ["--policy", "fcfs"] if command == "compare" else []
+        result = _xce(command, "--workload", missing, "--hosts", "1", "--preempt-mode", "x", *extra)
+        assert result.exit_code == 2  # type: ignore[attr-defined]
+        assert "--preempt-mode: unknown mode 'x'" in result.stderr  # type: ignore[attr-defined]

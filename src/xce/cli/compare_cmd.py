@@ -17,7 +17,7 @@ import typer
 from xce.cli import replay_options as ro
 from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
 from xce.cli.outputs import plain, shown, write_dir
-from xce.cli.simulate_cmd import ReplayInputs
+from xce.cli.replay_options import Replay
 from xce.errors import InputError
 from xce.sim.files import COMPARE_JOBS, compare_files
 
@@ -28,8 +28,8 @@ OUTPUT_FILES = compare_files()
 """Every file ``--out DIR`` writes (PNG plots), and the only ones."""
 
 
+@ro.replay_command
 def compare(
-    workload: Annotated[str, ro.WORKLOAD],
     policy: Annotated[
         list[str],
         typer.Option(
@@ -40,14 +40,7 @@ def compare(
             "conservative). Give it once per policy.",
         ),
     ],
-    cluster: Annotated[Path | None, ro.CLUSTER] = None,
-    queues: Annotated[Path | None, ro.QUEUES] = None,
-    hosts: Annotated[int | None, ro.HOSTS] = None,
-    slots_per_host: Annotated[int | None, ro.SLOTS_PER_HOST] = None,
-    interval: Annotated[float | None, ro.INTERVAL] = None,
-    seed: Annotated[int, ro.SEED] = 0,
-    limit: Annotated[int | None, ro.LIMIT] = None,
-    lenient: Annotated[bool, ro.LENIENT] = False,
+    replay: Replay,
     out: Annotated[
         str | None,
         typer.Option(
@@ -64,26 +57,26 @@ def compare(
         bool, typer.Option("--json", help="Print the comparison JSON on stdout.")
     ] = False,
 ) -> None:
-    """Replay one workload under several policies and compare them in one table."""
+    """Replay one workload under several policies and compare them in one table: waits
+    (max too), slowdown, fairness between users, utilisation."""
     from rich.console import Console
 
     from xce.core import default_pickers
     from xce.preempt import default_preemptors
     from xce.sim.compare import compare as run_all
     from xce.sim.compare import parse_policy
-    from xce.sim.engine import SimOptions
 
     pickers, preemptors = default_pickers(), default_preemptors()
     policies = [parse_policy(p, pickers, preemptors) for p in policy]
     texts = [p.text for p in policies]
     if len(set(texts)) != len(texts):
         raise InputError("--policy: a policy is given twice")
-    replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
-    replay.check(interval)
+    replay.check()
     check_plot_format(plot_format)
     out_dir = replay.out_dir(out, compare_files(plot_format), force)
     state, jobs, trace = replay.load()
-    results = run_all(state, jobs, policies, SimOptions(interval=interval), trace)
+    results = run_all(state, jobs, policies, replay.options(), trace)
+    workload = replay.workload
     data = comparison_json(workload, results)
     written = (
         _write(out_dir, workload, results, data, plot_format, force) if out_dir is not None else []
@@ -102,10 +95,14 @@ def compare(
 
 def comparison_json(workload: str, results: list[Compared]) -> dict[str, Any]:
     """``{"workload": ..., "policies": [{"policy", "picker", "preemptor", "preempt",
-    "metrics"}]}``: each policy's metrics object is that of ``xce simulate``."""
+    "backfill", "metrics", "fairness"}]}``: each policy's metrics object is that of
+    ``xce simulate``; ``fairness`` is read from it (:func:`xce.sim.compare.user_fairness`)."""
     return {
         "workload": workload,
-        "policies": [{**_policy_json(c.policy), "metrics": c.metrics} for c in results],
+        "policies": [
+            {**_policy_json(c.policy), "metrics": c.metrics, "fairness": c.fairness.json()}
+            for c in results
+        ],
     }
 
 
@@ -119,36 +116,60 @@ def _policy_json(p: Policy) -> dict[str, Any]:
     }
 
 
+_LEFT_OUT = frozenset({"median_wait_s"})
+"""Metrics the terminal table leaves out so that it fits 120 columns (compare.csv,
+compare.json and the report have them): the median wait is 0 s on most traces."""
+_ONLY_WHEN_ANY = frozenset({"preemptions", "backfilled"})
+"""Counts whose column is shown only when some policy's is not 0."""
+
+
 def _table(results: list[Compared], workload: str, console: Any) -> None:
     from rich.table import Table
 
-    from xce.sim.compare import COLUMNS
+    from xce.sim.compare import COLUMNS, FAIRNESS_COLUMNS
 
+    shown_columns = [
+        (k, h)
+        for k, h in COLUMNS
+        if k not in _LEFT_OUT
+        and (k not in _ONLY_WHEN_ANY or any(c.metrics.get(k) for c in results))
+    ]
     table = Table(title=f"Policies on {plain(workload)}", title_justify="left")
     table.add_column("policy", no_wrap=True)
-    for _, heading in COLUMNS:
+    for _, heading in (*shown_columns, *FAIRNESS_COLUMNS):
         table.add_column(heading, justify="right", no_wrap=True)
     for c in results:
-        table.add_row(plain(c.policy.text), *(_cell(c.metrics.get(k), k) for k, _ in COLUMNS))
+        fair = c.fairness.json()
+        table.add_row(
+            plain(c.policy.text),
+            *(cell(c.metrics.get(k), k) for k, _ in shown_columns),
+            *(cell(fair[k], k) for k, _ in FAIRNESS_COLUMNS),
+        )
     console.print(table)
+    if any(c.fairness.users for c in results):
+        console.print(
+            "user fairness: Jain's index over users' mean bounded slowdowns (1: alike); "
+            "worst user bsld: the highest such mean"
+        )
 
 
-def _cell(value: Any, key: str) -> str:
+def cell(value: Any, key: str) -> str:
+    """A metric as the summaries print it: durations as :func:`xce.timefmt.duration`
+    (``1 h 5 min``), a share as a percentage, an index to two places, counts with
+    thousands separators."""
+    from xce.timefmt import duration
+
     if value is None:
         return "-"
-    if key == "utilization":
+    if key.startswith("utilization"):
         return f"{100 * value:.1f} %"
     if key.endswith("_s"):
-        return _duration(float(value))
+        return duration(float(value))
+    if key.startswith("jain"):
+        return f"{value:.2f}"
+    if isinstance(value, float) and value >= 1000:  # a slowdown of thousands: no tenths
+        return f"{value:,.0f}"
     return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
-
-
-def _duration(seconds: float) -> str:
-    """A duration in the unit that keeps it short: s, min, h or d."""
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:,.1f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def _write(
@@ -159,16 +180,11 @@ def _write(
     fmt: str,
     force: bool,
 ) -> list[Path]:
-    from xce.sim.compare import COLUMNS
     from xce.sim.metrics import write_policies_jobs_csv
     from xce.sim.plots import write_compare_plots
 
     def write(staging: Path) -> None:
-        with (staging / "compare.csv").open("w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(["policy", *(k for k, _ in COLUMNS)])  # metrics.json keys
-            for c in results:
-                w.writerow([c.policy.text, *(_csv(c.metrics.get(k)) for k, _ in COLUMNS)])
+        write_compare_csv(results, staging / "compare.csv")
         (staging / "compare.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
         runs = [(c.policy.text, c.result.records) for c in results]
         write_policies_jobs_csv(runs, staging / COMPARE_JOBS)
@@ -177,5 +193,24 @@ def _write(
     return write_dir(out, "--out", compare_files(fmt), write, force=force)
 
 
+def write_compare_csv(results: list[Compared], path: Path) -> None:
+    """A row per policy: every key of its ``metrics.json`` object as a column (in that
+    object's order; a nested object, ``by_user`` say, as compact JSON), then the
+    fairness figures of ``compare.json`` (``fairness.jain_mean_bsld``, ...)."""
+    keys = list(dict.fromkeys(k for c in results for k in c.metrics))
+    fair = list(results[0].fairness.json()) if results else []
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow([*keys, *(f"fairness.{k}" for k in fair)])
+        for c in results:
+            figures = c.fairness.json()
+            w.writerow([*(_csv(c.metrics.get(k)) for k in keys), *(_csv(figures[k]) for k in fair)])
+
+
 def _csv(value: Any) -> str:
-    return "" if value is None else str(value)
+    """A CSV field: empty for null, compact JSON for an object or a list."""
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=False, separators=(",", ":"))
+    return str(value)

@@ -8,10 +8,8 @@ only with ``--force`` (never one that is an input of the run).
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,9 +25,9 @@ from xce.cli.conventions import (
     check_plot_format,
     check_preemptor,
 )
-from xce.cli.outputs import Inputs, check_dir, output_path, plain, shown, write_dir
-from xce.errors import InputError
-from xce.sim.files import SYNTHETIC, simulate_files
+from xce.cli.outputs import shown, write_dir
+from xce.cli.replay_options import Replay
+from xce.sim.files import simulate_files
 
 if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command runs
     from rich.console import Console
@@ -41,103 +39,6 @@ if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command run
 
 OUTPUT_FILES = simulate_files()
 """Every file ``--out DIR`` writes (PNG plots), and the only ones."""
-
-
-def _queues_file(path: Path) -> ClusterState:
-    """``--queues``: a state file of queues (and limits, a default picker) only."""
-    from xce.cluster import load_state
-
-    state = load_state(path)
-    extra = [
-        what
-        for what, there in (
-            ("hosts", state.hosts.n),
-            ("running", state.running),
-            ("jobs", state.jobs),
-            ("shared", state.shared_total),
-        )
-        if there
-    ]
-    if extra:
-        raise InputError(
-            f"--queues takes queues and limits only; it has {', '.join(extra)} "
-            "(give a whole cluster with --cluster instead)",
-            source=str(path),
-        )
-    return state
-
-
-def check_interval(interval: float | None) -> None:
-    """``--interval``: a finite number of seconds, at least the engine's MIN_INTERVAL."""
-    from xce.sim.engine import MIN_INTERVAL
-
-    if interval is not None and not (math.isfinite(interval) and interval >= MIN_INTERVAL):
-        raise InputError(
-            f"--interval must be a finite number of seconds >= {MIN_INTERVAL:g}, got {interval}"
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayInputs:
-    """What a replay reads, as the options give it (``xce simulate``, ``xce compare``):
-    checked before anything is read, then loaded."""
-
-    workload: str
-    cluster: Path | None
-    queues: Path | None
-    hosts: int | None
-    slots_per_host: int | None
-    seed: int
-    limit: int | None
-    lenient: bool
-
-    def check(self, interval: float | None) -> None:
-        """Every option on its own and together, before any input is read."""
-        from xce.sim.clusters import check_hosts
-        from xce.sim.workload import synthetic_count
-
-        check_interval(interval)
-        if self.limit is not None and self.limit < 0:
-            raise InputError(f"--limit must be >= 0, got {self.limit}")
-        check_hosts(self.hosts, self.slots_per_host)
-        if self.cluster is not None and (self.hosts is not None or self.slots_per_host is not None):
-            raise InputError("give --cluster or --hosts/--slots-per-host, not both")
-        if self.cluster is not None and self.queues is not None:
-            raise InputError("--queues goes with --hosts; with --cluster, put the queues there")
-        if self.workload.startswith(SYNTHETIC):
-            synthetic_count(self.workload)
-
-    def out_dir(self, out: str | None, names: tuple[str, ...], force: bool) -> Path | None:
-        """``--out``, checked before the run: may receive ``names``, none an input."""
-        if out is None:
-            return None
-        path = output_path(out, "--out")
-        inputs: Inputs = [("--cluster", self.cluster)] if self.cluster is not None else []
-        if not self.workload.startswith(SYNTHETIC):
-            inputs = [*inputs, ("--workload", Path(self.workload))]
-        check_dir(path, "--out", names, inputs, force=force)
-        return path
-
-    def load(self) -> tuple[ClusterState, list[SimJob], SwfTrace | None]:
-        """The cluster, the jobs and the trace (None unless SWF)."""
-        from xce.cluster import load_state
-        from xce.sim.clusters import header_cluster, uniform_cluster
-        from xce.sim.workload import replay_jobs
-
-        state = load_state(self.cluster) if self.cluster is not None else None
-        queue_state = _queues_file(self.queues) if self.queues is not None else None
-        hosts, slots = self.hosts, self.slots_per_host
-        if state is None and hosts is not None:  # before the jobs: they are checked on it
-            state = uniform_cluster(hosts, slots or 1, queue_state)
-        jobs, trace = replay_jobs(self.workload, state, self.seed, self.limit, self.lenient)
-        if state is None:
-            if hosts is None and trace is not None:
-                hosts, default_slots = header_cluster(trace)
-                slots = slots or default_slots
-            if hosts is None:
-                raise InputError("give --cluster STATE or --hosts N (and --slots-per-host C)")
-            state = uniform_cluster(hosts, slots or 1, queue_state)
-        return state, jobs, trace
 
 
 def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Path | None) -> None:
@@ -215,21 +116,9 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
         console.print(f"... and {len(result.unrunnable) - 5:,} more unrunnable jobs ({where})")
 
 
+@ro.replay_command
 def simulate(
-    workload: Annotated[str, ro.WORKLOAD],
-    cluster: Annotated[Path | None, ro.CLUSTER] = None,
-    queues: Annotated[Path | None, ro.QUEUES] = None,
-    preempt_mode: Annotated[
-        str,
-        typer.Option(
-            "--preempt-mode",
-            metavar="MODE",
-            help="What happens to a preempted job: requeue (back to its queue, restarted "
-            "from the beginning; the only mode so far).",
-        ),
-    ] = "requeue",
-    hosts: Annotated[int | None, ro.HOSTS] = None,
-    slots_per_host: Annotated[int | None, ro.SLOTS_PER_HOST] = None,
+    replay: Replay,
     picker: Annotated[
         str | None,
         typer.Option(
@@ -238,16 +127,6 @@ def simulate(
     ] = None,
     preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,
     backfill: Annotated[str | None, BACKFILL_OPTION] = None,
-    single_queue: Annotated[
-        bool, typer.Option("--single-queue", help="Put every job in one queue.")
-    ] = False,
-    interval: Annotated[float | None, ro.INTERVAL] = None,
-    enforce_walltime: Annotated[
-        bool, typer.Option("--enforce-walltime", help="End jobs at their requested time.")
-    ] = False,
-    seed: Annotated[int, ro.SEED] = 0,
-    limit: Annotated[int | None, ro.LIMIT] = None,
-    lenient: Annotated[bool, ro.LENIENT] = False,
     out: Annotated[
         str | None,
         typer.Option(
@@ -268,35 +147,32 @@ def simulate(
     slowdowns and utilisation."""
     from rich.console import Console
 
-    from xce.sim.engine import SimOptions, verify
+    from xce.sim.engine import verify
     from xce.sim.metrics import metrics
 
     check_picker(picker)
     check_preemptor(preemptor)
     check_backfill(backfill)
-    replay = ReplayInputs(workload, cluster, queues, hosts, slots_per_host, seed, limit, lenient)
-    replay.check(interval)
-    if preempt_mode != "requeue":
-        raise InputError(
-            f"--preempt-mode: unknown mode {plain(repr(preempt_mode))} (known: requeue)"
-        )
+    replay.check()
     check_plot_format(plot_format)
     out_dir = replay.out_dir(out, simulate_files(plot_format), force)
     state, jobs, trace = replay.load()
-    options = SimOptions(
-        picker=picker,
-        single_queue=single_queue,
-        interval=interval,
-        enforce_walltime=enforce_walltime,
-        preemptor=preemptor,
-        backfill=backfill,
-    )
+    options = replay.options(picker, preemptor, backfill)
     result, replayed = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, replayed)
     policy = policy_text(state, picker, preemptor, backfill)
     data = {"policy": policy, **metrics(result, trace)}
     written = (
-        _write(out_dir, result, data, workload, policy, plot_format, force, calendar_start(trace))
+        _write(
+            out_dir,
+            result,
+            data,
+            replay.workload,
+            policy,
+            plot_format,
+            force,
+            calendar_start(trace),
+        )
         if out_dir is not None
         else []
     )

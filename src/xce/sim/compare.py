@@ -11,6 +11,10 @@ A policy is written ``PICKER[+MODIFIER...]``: a job picker by name (``fcfs``,
 
 Each policy is one replay of the same jobs on the same cluster, run exactly as
 ``xce simulate --picker PICKER [--backfill POLICY]`` runs it.
+
+**Fairness between users** (:func:`user_fairness`) is read from a replay's
+``metrics.json`` object (its ``by_user`` means), not added to it: Jain's index over
+the users' mean bounded slowdowns, and the user who fares worst.
 """
 
 from __future__ import annotations
@@ -29,7 +33,16 @@ from xce.sim.metrics import metrics
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace
 
-__all__ = ["COLUMNS", "Compared", "Policy", "compare", "parse_policy"]
+__all__ = [
+    "COLUMNS",
+    "FAIRNESS_COLUMNS",
+    "Compared",
+    "Fairness",
+    "Policy",
+    "compare",
+    "parse_policy",
+    "user_fairness",
+]
 
 NOPREEMPT = "nopreempt"
 
@@ -47,18 +60,60 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
+class Fairness:
+    """How evenly a replay treats its users (:func:`user_fairness`)."""
+
+    users: int  # users with at least one job that ran
+    jain: float | None  # Jain's index over their mean bounded slowdowns, 1/users .. 1
+    worst_user: str | None  # the user of the highest mean bounded slowdown
+    worst_mean_bsld: float | None
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "users": self.users,
+            "jain_mean_bsld": self.jain,
+            "worst_user": self.worst_user,
+            "worst_user_mean_bsld": self.worst_mean_bsld,
+        }
+
+
+def user_fairness(metrics: dict[str, Any]) -> Fairness:
+    """Jain's index ``(sum x)^2 / (n sum x^2)`` over ``x``, each user's mean bounded
+    slowdown (``metrics["by_user"]``, users none of whose jobs ran left out): 1 when
+    every user's jobs are slowed alike, 1/n when one user bears it all. Slowdown, not
+    wait, so that users of short jobs and of long ones weigh alike."""
+    means = {
+        str(user): float(group["mean_bsld"])
+        for user, group in metrics.get("by_user", {}).items()
+        if group.get("mean_bsld") is not None
+    }
+    if not means:
+        return Fairness(0, None, None, None)
+    values = list(means.values())
+    jain = sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+    worst = max(sorted(means), key=means.__getitem__)  # ties: the first name
+    return Fairness(len(values), jain, worst, means[worst])
+
+
+@dataclass(frozen=True, slots=True)
 class Compared:
-    """A policy, its replay and its metrics (the ``metrics.json`` object)."""
+    """A policy, its replay, its metrics (the ``metrics.json`` object) and how fair
+    the replay is to users (read from the metrics)."""
 
     policy: Policy
     result: SimResult
     metrics: dict[str, Any]
+
+    @property
+    def fairness(self) -> Fairness:
+        return user_fairness(self.metrics)
 
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("mean_wait_s", "mean\nwait"),
     ("median_wait_s", "median\nwait"),
     ("p95_wait_s", "p95\nwait"),
+    ("max_wait_s", "max\nwait"),
     ("mean_bsld", "mean\nbsld"),
     ("utilization", "utilis-\nation"),
     ("makespan_s", "make-\nspan"),
@@ -66,6 +121,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("backfilled", "back-\nfilled"),
 )
 """(metrics.json key, column heading) of the comparison table."""
+
+FAIRNESS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("jain_mean_bsld", "user\nfair-\nness"),
+    ("worst_user_mean_bsld", "worst\nuser\nbsld"),
+)
+"""(:meth:`Fairness.json` key, column heading): the table's columns after COLUMNS."""
 
 
 def parse_policy(
