@@ -173,8 +173,8 @@ def test_replays_in_subdirectories_are_overlaid(made: Path, tmp_path: Path) -> N
 
 def test_a_sweep_table(tmp_path: Path) -> None:
     (tmp_path / "results.csv").write_text(
-        "workload,policy,hosts,seed,mean_wait_s,utilization\n"
-        "a.swf,fcfs,4,1,120.5,0.5\nb.swf,strict,8,2,,0.75\n",
+        "cell,workload,policy,hosts,seed,mean_wait_s,utilization,metrics\n"
+        "c1,a.swf,fcfs,4,1,120.5,0.5,{}\nc2,b.swf,strict,8,2,,0.75,{}\n",
         encoding="utf-8",
     )
     page = _report([str(tmp_path), "-o", str(tmp_path / "s.html")])
@@ -386,5 +386,106 @@ def test_a_sweep_table_with_each_cells_metrics(made: Path, tmp_path: Path) -> No
         "wait by user, fcfs",
         "wait by user, strict",
     ]
-    (tmp_path / "results.csv").write_text("cell,metrics\nc1,{not json}\n", encoding="utf-8")
+    (tmp_path / "results.csv").write_text(
+        "cell,policy,metrics\nc1,fcfs,{not json}\n", encoding="utf-8"
+    )
     assert "results.csv:2" in _fails([str(tmp_path), "-o", str(tmp_path / "t.html")])
+
+
+# -- issue 26: what the report must refuse -------------------------------------------------
+
+
+def _copy_replay(made: Path, to: Path) -> Path:
+    to.mkdir(exist_ok=True)
+    for part in ("metrics.json", "jobs.csv"):
+        (to / part).write_bytes((made / "sim" / part).read_bytes())
+    return to
+
+
+def _with_column(path: Path, column: str, value: str, row: int = 1) -> None:
+    """Set ``column`` of data row ``row`` of the CSV file at ``path`` to ``value``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    fields = lines[row].split(",")
+    fields[header.index(column)] = value
+    lines[row] = ",".join(fields)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+DEEP = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("planned_start", "abc", "jobs.csv:2: planned_start 'abc' is not a number"),
+        ("bsld", "slow", "jobs.csv:2: bsld 'slow' is not a number"),
+        ("wait", "nan", "jobs.csv:2: wait 'nan' is not a number"),
+        ("backfilled", "yes", "jobs.csv:2: backfilled 'yes' is not a number"),
+    ],
+)
+def test_a_jobs_table_with_text_for_a_number(
+    made: Path, tmp_path: Path, column: str, value: str, message: str
+) -> None:
+    """issue 26: a number column no figure reads (planned_start=abc) was accepted."""
+    replay = _copy_replay(made, tmp_path / "sim")
+    _with_column(replay / "jobs.csv", column, value)
+    assert message in _fails([str(replay)])
+    assert not (replay / "report.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x,y\n1,2\n", "results.csv:1: not a results table of xce sweep: the header lacks "),
+        ("cell,policy\nc1,fcfs\n", "the header lacks metrics"),
+        ("cell,policy,mean_wait_s,metrics\nc1,fcfs,soon,{}\n", "results.csv:2: mean_wait_s"),
+        ("cell,policy,metrics\nc1,fcfs,[1]\n", "results.csv:2: the metrics column: expected"),
+        (f"cell,policy,metrics\nc1,fcfs,{DEEP}\n", "results.csv:2: the metrics column: nested"),
+        (
+            'cell,policy,metrics\nc1,fcfs,"{""by_user"": {""u"": 3}}"\n',
+            "results.csv:2: metrics.by_user.u: expected an object of numbers",
+        ),
+    ],
+    ids=["foreign", "no metrics", "text for a number", "not an object", "deep", "bad group"],
+)
+def test_a_results_table_not_of_a_sweep(tmp_path: Path, text: str, message: str) -> None:
+    """issue 26: a foreign results.csv (header x,y) gave exit 0 and a page."""
+    (tmp_path / "results.csv").write_text(text, encoding="utf-8")
+    assert message in _fails([str(tmp_path)])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("metrics.json", DEEP, "metrics.json:1:101: nested deeper than 100 levels"),
+        ("metrics.json", '{"a": ' + DEEP + "}", "metrics.json:1:106: nested deeper"),
+        ("metrics.json", '{\n"s": "[[[[",\n"a": ' + DEEP + "}", "metrics.json:3:105: nested"),
+        ("metrics.json", '{"total_slots": "many"}', "metrics.json: total_slots: expected a number"),
+        ("metrics.json", '{"by_queue": [1]}', "metrics.json: by_queue: expected an object"),
+        (
+            "metrics.json",
+            '{"by_queue": {"q": {"jobs": "3"}}}',
+            "metrics.json: by_queue.q.jobs: expected a number or null",
+        ),
+        ("compare.json", DEEP, "compare.json:1:101: nested deeper"),
+        (
+            "compare.json",
+            '{"workload": "w", "policies": [{"metrics": {"by_user": {"u": []}}}]}',
+            "compare.json: policies[0].metrics.by_user.u: expected an object",
+        ),
+    ],
+    ids=["deep", "deep inside", "deep on line 3", "slots", "queues", "group", "compare", "cmp"],
+)
+def test_results_nested_too_deep_or_misshapen(
+    made: Path, tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    """issue 26: JSON nested thousands deep ended in a RecursionError traceback; a
+    misshapen metrics object in an internal error. Both exit 2, located."""
+    if name == "metrics.json":
+        _copy_replay(made, tmp_path)
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    result = runner.invoke(report_app, [str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output

@@ -10,17 +10,26 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from xce.errors import InputError
-from xce.inputs import read_input_text
+from xce.inputs import MAX_DEPTH, read_input_text
 from xce.sim.files import COMPARE_JOBS
 from xce.sim.model import JobRecord, SimJob
 from xce.sim.swf import MAX_TRACE_BYTES
 
-__all__ = ["Kind", "Results", "Run", "finite", "load_results", "read_trace_facts"]
+__all__ = [
+    "CELLS",
+    "Kind",
+    "Results",
+    "Run",
+    "finite",
+    "load_results",
+    "read_trace_facts",
+]
 
 Kind = Literal["replay", "replays", "compare", "sweep"]
 
@@ -101,20 +110,59 @@ def _read_kind(directory: Path, policy: str | None) -> tuple[Kind, str, list[Run
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    text = read_input_text(path)
+    return _parse_json(read_input_text(path), str(path))
+
+
+def _parse_json(text: str, source: str, line: int = 1, what: str = "") -> dict[str, Any]:
+    """The JSON object ``text`` (of ``source``, starting at its ``line``), refused
+    located when it is not JSON, not an object or nests deeper than MAX_DEPTH (which
+    the decoder would meet with a RecursionError). ``what`` prefixes the messages."""
+    deep = _too_deep(text)
+    if deep is not None:
+        at, column = deep
+        raise InputError(
+            f"{what}nested deeper than {MAX_DEPTH} levels (lists and objects inside each other)",
+            source=source,
+            line=line + at - 1,
+            column=column if at > 1 or line == 1 else None,
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
+        lines = text.splitlines()
         raise InputError(
-            f"not valid JSON: {err.msg}",
-            source=str(path),
-            line=err.lineno,
-            column=err.colno,
-            text=text.splitlines()[err.lineno - 1] if text.splitlines() else "",
+            f"{what}not valid JSON: {err.msg}",
+            source=source,
+            line=line + err.lineno - 1,
+            column=err.colno if line == 1 else None,
+            text=lines[err.lineno - 1] if line == 1 and lines else None,
         ) from None
     if not isinstance(data, dict):
-        raise InputError("expected a JSON object", source=str(path))
+        raise InputError(f"{what}expected a JSON object", source=source, line=line)
     return data
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+"""A JSON string (skipped: it may hold brackets) or a bracket."""
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """(line, column) of the first list or object of ``text`` nested deeper than
+    MAX_DEPTH, if any. Results nest a few levels; a text with fewer brackets than the
+    limit is not scanned."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                at = match.start()
+                return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        elif token in ("]", "}"):
+            depth -= 1
+    return None
 
 
 def _read_csv(path: Path, *, whole_lines: bool = False) -> list[list[str]]:
@@ -136,37 +184,58 @@ def _read_csv(path: Path, *, whole_lines: bool = False) -> list[list[str]]:
     return rows
 
 
+CELLS = "cells"
+"""A sweep's kept jobs (``xce sweep --keep-jobs``): ``OUT/cells/<cell>/jobs.csv``, where
+``<cell>`` is the row's ``cell`` column (the cell id)."""
+
+_SWEEP_NEEDED = ("cell", "policy", "metrics")
+_SWEEP_TEXT = ("cell", "workload", "cluster", "policy", "options", "metrics")
+"""The columns of a sweep's results.csv the report needs, and those that hold text;
+every other column holds a number (or nothing)."""
+
+_CELL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
-    """A sweep's results table (``xce sweep --out``): its rows as they are, and, when it
-    has a ``metrics`` column (each cell's ``metrics.json`` object), a run per cell named
-    by its ``cell`` column."""
+    """A sweep's results table (``xce sweep --out``): its rows as they are, and a run
+    per cell, named by its ``cell`` column, with the cell's ``metrics.json`` object (the
+    ``metrics`` column) and, when the sweep kept them, its jobs (:data:`CELLS`)."""
     table = _read_csv(path, whole_lines=True)
     header = table[0]
-    runs = []
-    if "metrics" in header:
-        at = header.index("metrics")
-        workloads = (
-            {row[header.index("workload")] for row in table[1:]} if "workload" in header else set()
+    missing = [c for c in _SWEEP_NEEDED if c not in header]
+    if missing:
+        raise InputError(
+            f"not a results table of xce sweep: the header lacks {', '.join(missing)}",
+            source=str(path),
+            line=1,
         )
-        for number, row in enumerate(table[1:], start=2):
-            try:
-                metrics = json.loads(row[at])
-            except json.JSONDecodeError as err:
+    at = header.index("metrics")
+    workloads = (
+        {row[header.index("workload")] for row in table[1:]} if "workload" in header else set()
+    )
+    runs = []
+    for number, row in enumerate(table[1:], start=2):
+        named = dict(zip(header, row, strict=True))
+        for column, text in named.items():
+            if column not in _SWEEP_TEXT and text and finite(text) is None:
                 raise InputError(
-                    f"the metrics column is not valid JSON: {err.msg}",
-                    source=str(path),
-                    line=number,
-                ) from None
-            if not isinstance(metrics, dict):
-                raise InputError(
-                    "the metrics column is not a JSON object", source=str(path), line=number
+                    f"{column} {text!r} is not a number", source=str(path), line=number
                 )
-            named = dict(zip(header, row, strict=True))
-            runs.append(
-                Run(_cell_label(named, len(workloads) > 1) or f"row {number}", metrics, None)
-            )
-        table = [row[:at] + row[at + 1 :] for row in table]
+        metrics = _parse_json(row[at], str(path), number, "the metrics column: ")
+        _check_metrics(metrics, str(path), "metrics.", number)
+        label = _cell_label(named, len(workloads) > 1) or f"row {number}"
+        runs.append(Run(label, metrics, _cell_jobs(path.parent, named["cell"])))
+    table = [row[:at] + row[at + 1 :] for row in table]
     return "sweep", _sweep_workload(table), runs, {"sweep": [tuple(r) for r in table]}
+
+
+def _cell_jobs(directory: Path, cell: str) -> tuple[JobRecord, ...] | None:
+    """The kept jobs of a sweep's ``cell``, or None when the sweep did not keep them
+    (a cell column that is not a plain name is never made a path)."""
+    if not _CELL_NAME.fullmatch(cell):
+        return None
+    jobs = directory / CELLS / cell / "jobs.csv"
+    return _records(jobs) if jobs.is_file() else None
 
 
 def _cell_label(row: dict[str, str], workload: bool) -> str:
@@ -206,6 +275,7 @@ def _read_compare(directory: Path) -> tuple[Kind, str, list[Run], dict[str, Any]
             raise InputError(
                 "expected a policy with its metrics", source=str(path), path=f"policies[{k}]"
             )
+        _check_metrics(entry["metrics"], str(path), f"policies[{k}].metrics.")
         runs.append(Run(str(entry.get("policy", f"policy {k + 1}")), entry["metrics"], None))
     jobs = directory / COMPARE_JOBS
     if jobs.is_file():  # written since xce compare --out keeps every policy's jobs
@@ -226,6 +296,7 @@ def _read_replay(directory: Path, policy: str | None) -> tuple[Run, str]:
     """A replay's run; its policy as given, else as its metrics name it (``policy``,
     which ``xce simulate`` writes; older results lack it)."""
     metrics = _read_json(directory / "metrics.json")
+    _check_metrics(metrics, str(directory / "metrics.json"))
     named = metrics.get("policy")
     policy = policy or (named if isinstance(named, str) else "not recorded (see --policy)")
     jobs = directory / "jobs.csv"
@@ -238,6 +309,41 @@ def _read_replay(directory: Path, policy: str | None) -> tuple[Run, str]:
     source = trace.get("source") if isinstance(trace, dict) else None
     workload = source if isinstance(source, str) else _swf_workload(directory) or directory.name
     return Run(policy, metrics, records), workload
+
+
+_GROUP_NUMBERS = ("jobs", "mean_wait_s", "median_wait_s", "p95_wait_s", "mean_bsld")
+
+
+def _check_metrics(
+    metrics: dict[str, Any], source: str, prefix: str = "", line: int | None = None
+) -> None:
+    """Refuse, at its JSON path, what the page reads from a metrics object and cannot
+    use: ``total_slots`` not a number, ``by_queue``/``by_user`` not objects of objects
+    of numbers (or nulls)."""
+
+    def bad(path: str, expected: str) -> InputError:
+        return InputError(f"expected {expected}", source=source, path=prefix + path, line=line)
+
+    slots = metrics.get("total_slots")
+    if slots is not None and not _is_number(slots):
+        raise bad("total_slots", "a number")
+    for key in ("by_queue", "by_user"):
+        groups = metrics.get(key)
+        if groups is None:
+            continue
+        if not isinstance(groups, dict):
+            raise bad(key, "an object (a queue or user each)")
+        for name, group in groups.items():
+            if not isinstance(group, dict):
+                raise bad(f"{key}.{name}", "an object of numbers")
+            for field in _GROUP_NUMBERS:
+                value = group.get(field)
+                if value is not None and not _is_number(value):
+                    raise bad(f"{key}.{name}.{field}", "a number or null")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _swf_workload(directory: Path) -> str | None:
@@ -255,6 +361,22 @@ def _swf_workload(directory: Path) -> str | None:
 
 
 _NEEDED = ("job", "submit", "start", "end", "runtime", "tasks", "queue", "user", "hosts")
+_NUMBERS = (
+    "submit",
+    "start",
+    "end",
+    "wait",
+    "runtime",
+    "tasks",
+    "bsld",
+    "killed",
+    "preempted",
+    "backfilled",
+    "planned_start",
+)
+"""The columns of ``jobs.csv`` that hold a number or nothing: each is checked when the
+header has it, whether or not a figure reads it (a table with ``planned_start=abc`` is
+not one ``xce simulate`` wrote)."""
 
 
 def _records(path: Path) -> tuple[JobRecord, ...]:
@@ -278,25 +400,25 @@ def _rows_of(path: Path, keys: tuple[str, ...]) -> list[tuple[tuple[str, ...], J
     if missing:
         raise InputError(f"the header lacks {', '.join(missing)}", source=str(path), line=1)
     at = {c: header.index(c) for c in _NEEDED}
+    numbers = [(c, header.index(c)) for c in _NUMBERS if c in header]
     key_at = [header.index(k) for k in keys]
     out = []
     for number, row in enumerate(rows[1:], start=2):
-        try:
-            out.append((tuple(row[i] for i in key_at), _record(row, at)))
-        except ValueError as err:
-            raise InputError(f"not a number: {err}", source=str(path), line=number) from None
+        for column, i in numbers:
+            if row[i] and finite(row[i]) is None:
+                raise InputError(
+                    f"{column} {row[i]!r} is not a number", source=str(path), line=number
+                )
+        out.append((tuple(row[i] for i in key_at), _record(row, at)))
     return out
 
 
 def _record(row: list[str], at: dict[str, int]) -> JobRecord:
+    """A checked row (:data:`_NUMBERS`) as a record."""
+
     def number(column: str) -> float | None:
         text = row[at[column]]
-        if not text:
-            return None
-        value = float(text)
-        if not math.isfinite(value):
-            raise ValueError(f"{column} {text!r}")
-        return value
+        return float(text) if text else None
 
     tasks = int(number("tasks") or 0)
     job = SimJob(
