@@ -105,7 +105,12 @@ class Gates:
             waits.append(f"and its begin time is {begins}")
         if waits:
             return Gate(PendInfo(PendReason.DEPENDENCY, "; ".join(waits)), earliest)
-        return None
+        record = self._pending.get(job.array_job) if job.array_job is not None else None
+        return self.array_limit(record) if record is not None else None
+
+    def running_tasks(self, record_id: str) -> int:
+        """How many tasks of array ``record_id`` run (started this session included)."""
+        return self._array_running[record_id]
 
     def array_limit(self, record: PendingJob) -> Gate | None:
         """The record's ``%N`` limit, when as many of its tasks run as it allows; the

@@ -13,6 +13,7 @@ feedback (fcfs), and waits for each decision when they do (strict, fairshare).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import queue
 import threading
@@ -42,7 +43,7 @@ from xce.alloc import (
 )
 from xce.alloc.planner import Planner, monotone
 from xce.backfill import BackfillPolicy, BackfillRegistry, default_backfills
-from xce.cluster import ClusterState, PendingJob, Queue
+from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
 from xce.core.gates import Gate, Gates
 from xce.core.pickers import (
@@ -76,6 +77,37 @@ def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) ->
     """Queue priority high first, then submit time, then file order."""
     pending = state.jobs if jobs is None else jobs
     return sorted(pending, key=lambda j: (-state.queue_priority(j.queue), j.submit_time, j.order))
+
+
+def _fold_arrays(
+    decisions: tuple[Decision, ...], task_of: Mapping[str, PendingJob]
+) -> tuple[Decision, ...]:
+    """The pending tasks of each array record (``task_of``: this session's tasks and
+    their records) as one decision under the record's id, at its first pending task's
+    place, saying how many of its tasks wait: those it still holds less those dispatched
+    this session."""
+    started: dict[str, list[int]] = {}
+    for d in decisions:
+        record = task_of.get(d.job)
+        if isinstance(d, Dispatched) and record is not None:
+            started.setdefault(record.id, []).append(int(d.job.rpartition("_")[2]))
+    out: list[Decision] = []
+    folded: set[str] = set()
+    for d in decisions:
+        record = task_of.get(d.job)
+        if record is None or not isinstance(d, Pending):
+            out.append(d)
+            continue
+        if record.id in folded:
+            continue
+        folded.add(record.id)
+        left = record.array
+        assert left is not None
+        for i in started.get(record.id, ()):
+            left = left.without(i)
+        message = f"{len(left)} task(s) {record.id}_[{left.text()}] wait: {d.info.message}"
+        out.append(replace(d, job=record.id, info=replace(d.info, message=message)))
+    return tuple(out)
 
 
 def array_task(record: PendingJob, index: int) -> PendingJob:
@@ -278,6 +310,8 @@ class Session:
         self._hints: dict[str, tuple[object, npt.NDArray[np.intp]]] = {}
         self._memory = PlanMemory()  # the last planned session's decisions, to repeat
         self._gates: Gates | None = None  # this session's, when a job may wait at one
+        self._array_waits: dict[str, PendInfo] = {}  # record -> why its first task waits
+        self._task_of: dict[str, PendingJob] = {}  # this session's array tasks: their record
 
     def _check_pickers(self) -> None:
         """An unknown picker is bad input, said now and where it was named."""
@@ -349,14 +383,51 @@ class Session:
         if gates is None:
             return (self._decide_one(pick),)
         job = pick.job
-        if job.array is not None:
-            return self._decide_array(pick, gates)
+        record = job.array_job
+        if record is not None and record in self._array_waits:
+            # a later task of a record one of whose tasks waits: it waits alike (the same
+            # request on books that only fell), and, as Slurm plans an array's remaining
+            # tasks as one job, unplanned; folded into the record's decision at the end
+            if self._planner is not None:
+                self._decided.add(job.id)
+            return (Pending(job.id, self._array_waits[record]),)
         gate = gates.check(job)
         if gate is None:
             decision = self._decide_one(pick)
             self._tell(gates, job, decision)
-            return (decision,)
-        return (self._at_gate(job, gate, gates),)
+        else:
+            decision = self._at_gate(job, gate, gates)
+        if record is not None and isinstance(decision, Pending):
+            self._array_waits[record] = decision.info
+        return (decision,)
+
+    def _expand_arrays(self, pending: list[PendingJob], gates: Gates) -> list[PendingJob]:
+        """Each array record not stopped at a gate as its first tasks, each a job of its
+        own (``412_7``) that the pickers order as any other (under fairshare, other
+        users' jobs come between them): as many as could start this session, plus one
+        to wait for the rest. A task wants at least ``fewest_tasks`` slots, and free
+        slots only fall in a session, so no more can start (preempting queues: as many
+        as the cluster's slots could hold). So ``1-100000`` on a full cluster is one
+        job, whatever its length."""
+        out: list[PendingJob] = []
+        alloc = self.allocator
+        free = alloc.books.total_slots
+        capacity = float(np.nansum(self.state.hosts.capacity[SLOTS]))
+        for job in pending:
+            array = job.array
+            if array is None or gates.check(job) is not None:
+                out.append(job)
+                continue
+            need = max(self._request(job).requirement.fewest_tasks, 1)
+            queue = self.state.queues.get(job.queue)
+            room = (capacity if queue is not None and queue.preempts else free) // need + 1
+            if array.limit is not None:
+                room = min(room, max(array.limit - gates.running_tasks(job.id), 0) + 1)
+            for i in itertools.islice(array, int(room)):
+                task = array_task(job, i)
+                self._task_of[task.id] = job
+                out.append(task)
+        return out
 
     def _tell(self, gates: Gates, job: PendingJob, decision: Decision) -> None:
         """What a later job's gate needs of a decision: a start, or a planned run."""
@@ -390,36 +461,6 @@ class Session:
         gates.planned(job.id, plan.start, plan.end)
         return replace(decision, plan=plan)
 
-    def _decide_array(self, pick: Pick, gates: Gates) -> tuple[Decision, ...]:
-        """An array record's tasks in index order, each a job of its own (``412_7``),
-        while they start; the first that cannot (or the ``%N`` limit, or a gate of the
-        record) ends the pick with one pending decision for the record, which stands
-        for every task it still holds."""
-        record = pick.job
-        indices = record.array
-        assert indices is not None
-        out: list[Decision] = []
-        while len(indices):
-            gate = gates.check(record) or gates.array_limit(record)
-            task = array_task(record, indices.first)
-            if gate is not None:
-                pending = self._at_gate(task, gate, gates)
-            else:
-                decision = self._decide_one(Pick(task, pick.blocked_by))
-                if isinstance(decision, Dispatched):
-                    gates.started(task)
-                    out.append(decision)
-                    indices = indices.without(indices.first)
-                    continue
-                assert isinstance(decision, Pending)
-                pending = decision
-            info = pending.info
-            left = f"{len(indices)} task(s) {record.id}_[{indices.text()}] wait: "
-            info = replace(info, message=left + info.message)
-            out.append(replace(pending, job=record.id, info=info))
-            break
-        return tuple(out)
-
     def _decide_one(self, pick: Pick) -> Decision:
         planner = self._planner
         if planner is not None:
@@ -433,8 +474,11 @@ class Session:
 
     def _blocked(self, pick: Pick) -> Pending:
         self.allocator.token.checkpoint()
+        head = pick.blocked_by or ""
+        record = self._task_of.get(head)  # an array's task stands for its record
         message = (
-            f"waiting behind job {pick.blocked_by}, in strict queue {pick.job.queue} "
+            f"waiting behind job {record.id if record else head}, in strict queue "
+            f"{pick.job.queue} "
             "(it waits for resources, or on a limit that applies to this job too)"
         )
         return Pending(pick.job.id, PendInfo(PendReason.QUEUE_BLOCKED, message))
@@ -608,9 +652,12 @@ class Session:
         self._planner = None
         self._gates = None
         when: float | None = None
+        self._array_waits.clear()
+        self._task_of.clear()
         if self.state.gated and any(j.gated for j in pending):
             at = self.state.session_time() if now is None else now
             self._gates = Gates(self.state, at)
+            pending = self._expand_arrays(pending, self._gates)
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
             self._planner = Planner(alloc, when)
@@ -635,6 +682,8 @@ class Session:
             raise
         finally:
             self._planner = None
+        if self._task_of:
+            decisions = _fold_arrays(decisions, self._task_of)
         stats = self._stats(decisions, start, 2 if threads else 1)
         if when is not None:
             stats = replace(stats, now=when)
