@@ -214,12 +214,16 @@ def _fcfs_key(job: PendingJob) -> tuple[float, int]:
 
 
 class _ListCursor:
-    """Jobs in a fixed order."""
+    """Jobs in a fixed order (``key``: submit time, then arrival order)."""
 
     needs_feedback = False
 
-    def __init__(self, jobs: Sequence[PendingJob]) -> None:
-        self._jobs = sorted(jobs, key=_fcfs_key)
+    def __init__(
+        self,
+        jobs: Sequence[PendingJob],
+        key: Callable[[PendingJob], tuple[float, ...]] = _fcfs_key,
+    ) -> None:
+        self._jobs = sorted(jobs, key=key)
         self._i = 0
 
     def peek(self) -> Pick | None:
@@ -497,26 +501,13 @@ def priority_key(job: PendingJob) -> tuple[float, float, int]:
     return (-(job.priority or 0.0), job.submit_time, job.order)
 
 
-class _PriorityCursor:
+class _PriorityCursor(_ListCursor):
     """Jobs by :func:`priority_key`; queues of equal priority merge by the same key."""
 
-    needs_feedback = False
     merge_key = staticmethod(priority_key)
 
     def __init__(self, jobs: Sequence[PendingJob]) -> None:
-        self._jobs = sorted(jobs, key=priority_key)
-        self._i = 0
-
-    def peek(self) -> Pick | None:
-        return Pick(self._jobs[self._i]) if self._i < len(self._jobs) else None
-
-    def pop(self) -> Pick | None:
-        pick = self.peek()
-        self._i += 1
-        return pick
-
-    def feedback(self, pick: Pick, decision: Decision) -> None:
-        return None
+        super().__init__(jobs, priority_key)
 
 
 class PriorityPicker:
