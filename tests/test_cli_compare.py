@@ -340,6 +340,8 @@ def test_user_fairness(
         (None, "max_wait_s", "-"),
         (3900.0, "max_wait_s", "1 h 5 min"),
         (0.0, "mean_wait_s", "0 s"),
+        (52.113, "mean_wait_s", "52 s"),  # whole seconds from 1 s on
+        (0.25, "mean_wait_s", "0.25 s"),
         (0.6666, "utilization", "66.7 %"),
         (0.16432, "jain_mean_bsld", "0.16"),
         (111.84, "mean_bsld", "111.8"),
@@ -349,9 +351,9 @@ def test_user_fairness(
 )
 def test_table_cells(value: float | None, key: str, text: str) -> None:
     """issue 26: numbers rounded as the other commands print them."""
-    from xce.cli.compare_cmd import cell
+    from xce.cli.conventions import metric_text
 
-    assert cell(value, key) == text
+    assert metric_text(value, key) == text
 
 
 def test_bad_preempt_mode_is_the_options_fault(tmp_path: Path) -> None:

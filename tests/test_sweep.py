@@ -290,3 +290,115 @@ def test_scheduler_and_workers_together_refused(tmp_path: Path) -> None:
     got = CliRunner().invoke(app, [*args, "--scheduler", "tcp://127.0.0.1:1"])
     assert got.exit_code == 2
     assert "--scheduler" in got.stderr
+
+
+# --- issue 26: --keep-jobs, progress per cell, a summary, rounded numbers ---------------
+
+
+@pytest.fixture
+def here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``xce sweep`` running its cells in this process (no LocalCluster to start)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def no_cluster(*args: object) -> Iterator[None]:
+        yield None
+
+    monkeypatch.setattr(sweep_cmd, "dask_client", no_cluster)
+    monkeypatch.setattr(sweep_cmd, "dashboard", lambda client: None)
+
+
+SMALL = GRID.replace("seeds: [1, 2]", "seeds: [1]").replace(
+    "[fcfs, strict, fcfs+easy]", "[fcfs, strict]"
+)
+
+
+def test_keep_jobs_writes_each_cells_jobs_csv_as_simulate_does(tmp_path: Path, here: None) -> None:
+    """issue 26: a sweep kept no per-job records, so its report could draw no
+    distribution. With --keep-jobs each cell's jobs.csv is OUT/cells/<cell id>/jobs.csv,
+    the bytes ``xce simulate --out`` writes for that replay."""
+    grid = _grid(tmp_path, SMALL)
+    out = tmp_path / "out"
+    got = CliRunner().invoke(app, ["sweep", str(grid), "--out", str(out), "--keep-jobs"])
+    assert got.exit_code == 0, got.output
+    cells = load_grid(grid)
+    assert sorted(p.name for p in (out / "cells").iterdir()) == sorted(c.id for c in cells)
+    assert [r["cell"] for r in _rows(out)] == [c.id for c in cells]
+    for cell in cells:
+        path = sweep.cell_jobs(out, cell.id)
+        assert path == out / "cells" / cell.id / "jobs.csv"
+        if cell.cluster.scale != 1:
+            continue  # no command-line form
+        alone = _mk(tmp_path / "alone") / cell.id
+        args = [a for a in _simulate_args(cell) if a != "--json"]
+        ran = CliRunner().invoke(app, [*args, "--out", str(alone)])
+        assert ran.exit_code == 0, ran.output
+        assert path.read_bytes() == (alone / "jobs.csv").read_bytes(), cell.text
+    assert not list(out.rglob(".jobs.csv*"))  # no temporary file left
+
+
+def test_keep_jobs_later_replays_finished_cells_for_their_jobs_only(
+    tmp_path: Path, threads: Client
+) -> None:
+    """issue 26: cells finished by a run without --keep-jobs run again for their jobs
+    (on Dask here), and their rows are not written twice; a third run runs nothing."""
+    cells = load_grid(_grid(tmp_path, SMALL))
+    out = _mk(tmp_path / "out")
+    run_sweep(cells[:2], ResultsTable(out / RESULTS), None)
+    rows = _rows(out)
+    ran = run_sweep(cells, ResultsTable(out / RESULTS), threads, keep_jobs=out)
+    assert {c.id for c in ran} == {c.id for c in cells}
+    after = _rows(out)
+    assert after[:2] == rows
+    assert sorted(r["cell"] for r in after) == sorted(c.id for c in cells)
+    assert all(sweep.cell_jobs(out, c.id).is_file() for c in cells)
+    assert run_sweep(cells, ResultsTable(out / RESULTS), threads, keep_jobs=out) == []
+
+
+def test_progress_per_cell_and_a_summary_rounded(tmp_path: Path, here: None) -> None:
+    """issue 26: a line per finished cell on stderr (its waits and slowdown), a table at
+    the end on stdout with max wait and user fairness; waits as durations a person
+    reads, whole seconds (the table had none; results.csv keeps the exact numbers)."""
+    import re
+
+    grid = _grid(tmp_path, SMALL)
+    got = CliRunner().invoke(app, ["sweep", str(grid), "--out", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    cells = load_grid(grid)
+    lines = [line for line in got.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == len(cells)
+    assert lines[0].startswith(f"[1/{len(cells)}] {cells[0].text}: mean wait ")
+    assert ", max " in lines[0]
+    assert "mean bsld" in lines[0]
+    table = got.stdout
+    assert f"Sweep: {len(cells)} cells (workload synthetic:40 seed 1, options -)" in table
+    assert "max" in table
+    assert "fair-" in table
+    assert not re.search(r"\d\.\d+ s\b", table + got.stderr), table  # 52 s, not 52.113 s
+    metrics = {r["cell"]: json.loads(r["metrics"]) for r in _rows(tmp_path / "out")}
+    from xce.cli.conventions import metric_text
+
+    for cell in cells:
+        assert metric_text(metrics[cell.id]["max_wait_s"], "max_wait_s") in table
+    assert table.rstrip().endswith(
+        f"{len(cells)} of {len(cells)} cells in {tmp_path / 'out' / RESULTS}"
+    )
+
+
+def test_summary_shows_at_most_its_rows(tmp_path: Path) -> None:
+    """issue 26: a grid of thousands of cells does not print thousands of rows."""
+    from rich.console import Console
+
+    cells = load_grid(_grid(tmp_path, SMALL))
+    out = _mk(tmp_path / "out")
+    table = ResultsTable(out / RESULTS)
+    run_sweep(cells, table, None)
+    console = Console(record=True, width=200)
+    original = sweep_cmd.SUMMARY_ROWS
+    try:
+        sweep_cmd.SUMMARY_ROWS = 2
+        sweep_cmd.summary(cells, table, console)
+    finally:
+        sweep_cmd.SUMMARY_ROWS = original
+    text = console.export_text()
+    assert f"... and {len(cells) - 2} more cells (results.csv has them)" in text

@@ -16,6 +16,7 @@ import typer
 
 from xce.cli import replay_options as ro
 from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
+from xce.cli.conventions import metric_text as cell
 from xce.cli.outputs import plain, shown, write_dir
 from xce.cli.replay_options import Replay
 from xce.errors import InputError
@@ -151,25 +152,6 @@ def _table(results: list[Compared], workload: str, console: Any) -> None:
             "user fairness: Jain's index over users' mean bounded slowdowns (1: alike); "
             "worst user bsld: the highest such mean"
         )
-
-
-def cell(value: Any, key: str) -> str:
-    """A metric as the summaries print it: durations as :func:`xce.timefmt.duration`
-    (``1 h 5 min``), a share as a percentage, an index to two places, counts with
-    thousands separators."""
-    from xce.timefmt import duration
-
-    if value is None:
-        return "-"
-    if key.startswith("utilization"):
-        return f"{100 * value:.1f} %"
-    if key.endswith("_s"):
-        return duration(float(value))
-    if key.startswith("jain"):
-        return f"{value:.2f}"
-    if isinstance(value, float) and value >= 1000:  # a slowdown of thousands: no tenths
-        return f"{value:,.0f}"
-    return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
 
 
 def _write(

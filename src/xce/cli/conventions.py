@@ -28,6 +28,7 @@ __all__ = [
     "check_backfill",
     "check_picker",
     "guarded",
+    "metric_text",
     "version",
 ]
 
@@ -186,3 +187,26 @@ def check_picker(picker: str | None) -> PickerRegistry:
         known = ", ".join(sorted(pickers.names()))
         raise InputError(f"--picker: unknown picker {plain(repr(picker))} (known: {known})")
     return pickers
+
+
+def metric_text(value: Any, key: str) -> str:
+    """A metric as every summary prints it (``xce simulate``, ``compare``, ``sweep``):
+    a duration (a ``*_s`` key) as :func:`xce.timefmt.duration`, from whole seconds once
+    it is a second or more (``52 s``, not ``52.113 s``; ``1 h 5 min``); a share
+    (``utilization*``) as a percentage; an index (``jain*``) to two places; a
+    slowdown of thousands without tenths; counts with thousands separators; ``-`` for
+    none."""
+    from xce.timefmt import duration
+
+    if value is None:
+        return "-"
+    if key.startswith("utilization"):
+        return f"{100 * value:.1f} %"
+    if key.endswith("_s"):
+        seconds = float(value)
+        return duration(float(round(seconds)) if abs(seconds) >= 1 else seconds)
+    if key.startswith("jain"):
+        return f"{value:.2f}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.1f}"
+    return f"{value:,}"

@@ -44,7 +44,7 @@ OUTPUT_FILES = simulate_files()
 def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Path | None) -> None:
     from rich.table import Table
 
-    from xce.timefmt import duration
+    from xce.cli.conventions import metric_text
 
     def fmt(v: Any, unit: str = "") -> str:
         if v is None:
@@ -53,7 +53,7 @@ def _summary(data: dict[str, Any], result: SimResult, console: Console, out: Pat
 
     def span(v: Any) -> str:
         """A duration as a person reads it (``29 min 1 s``, ``1 h``), not ``1741.0 s``."""
-        return "-" if v is None else duration(float(v))
+        return metric_text(v, "duration_s")
 
     table = Table(title="Simulation", title_justify="left", show_header=False)
     table.add_column("what")

@@ -14,6 +14,11 @@ it still has.
 
 Workers read each (workload, cluster) pair once: :func:`run_cell` keeps what it loaded in
 a small per-process cache, so the tasks carry only cell definitions.
+
+With a jobs directory (``xce sweep --keep-jobs``), :func:`run_cell` also writes the cell's
+per-job records where :func:`cell_jobs` says, ``OUT/cells/<cell id>/jobs.csv`` (the
+columns of ``xce simulate``'s ``jobs.csv``), whole, on the worker, before it returns:
+a cell whose row is in the results table has its ``jobs.csv``.
 """
 
 from __future__ import annotations
@@ -40,14 +45,16 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from xce.cluster import ClusterState
-    from xce.sim.model import SimJob
+    from xce.sim.model import JobRecord, SimJob
     from xce.sim.swf import SwfTrace
 
 __all__ = [
+    "CELLS",
     "Cell",
     "ClusterVariant",
     "Options",
     "Workload",
+    "cell_jobs",
     "clear_cache",
     "cluster_state",
     "load_grid",
@@ -64,6 +71,8 @@ MAX_CELLS = 100_000
 """A grid spans at most this many cells (a study of a few hundred replays is large):
 counted before any is made, so a short file of long lists or YAML aliases cannot keep
 the sweep enumerating for hours."""
+CELLS = "cells"
+"""The directory of ``xce sweep --out`` holding one directory per cell (``--keep-jobs``)."""
 _SEED_MAX = 2**63 - 1
 _NUMBER_MAX = 1e15
 
@@ -417,9 +426,11 @@ runs = 0
 """How many cells this process has replayed (the tests count executions with it)."""
 
 
-def run_cell(cell: Cell) -> dict[str, Any]:
+def run_cell(cell: Cell, jobs_dir: str | None = None) -> dict[str, Any]:
     """The ``metrics.json`` object of ``cell``'s replay: the cluster and jobs read as
-    ``xce simulate`` reads them, the policy applied as ``xce compare`` applies it."""
+    ``xce simulate`` reads them, the policy applied as ``xce compare`` applies it.
+    ``jobs_dir`` (a sweep's ``--out``): the replay's ``jobs.csv`` is written first, at
+    ``cell_jobs(jobs_dir, cell.id)``."""
     global runs
     from xce.core import default_pickers
     from xce.preempt import default_preemptors
@@ -434,9 +445,32 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         state, jobs, trace = _loaded(cell.workload, cell.cluster)
         policy = parse_policy(cell.policy, default_pickers(), default_preemptors())
         runs += 1
-        return compare(state, jobs, [policy], options, trace)[0].metrics
+        done = compare(state, jobs, [policy], options, trace)[0]
     except InputError as err:  # the whole text: pickling to the client keeps only args
         raise InputError(f"cell {cell.text}: {err}") from None
+    if jobs_dir is not None:
+        _write_jobs(done.result.records, cell_jobs(jobs_dir, cell.id))
+    return done.metrics
+
+
+def cell_jobs(out: str | os.PathLike[str], cell_id: str) -> Path:
+    """Where ``xce sweep --out OUT --keep-jobs`` keeps a cell's ``jobs.csv``:
+    ``OUT/cells/<cell id>/jobs.csv`` (the id is the results table's ``cell`` column)."""
+    return Path(out) / CELLS / cell_id / "jobs.csv"
+
+
+def _write_jobs(records: Sequence[JobRecord], path: Path) -> None:
+    """``jobs.csv`` written whole: to a hidden file beside it, renamed when complete (a
+    reader, or a sweep killed meanwhile, never sees half a file)."""
+    from xce.sim.metrics import write_jobs_csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        write_jobs_csv(records, temp)
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _loaded(workload: Workload, cluster: ClusterVariant) -> Loaded:
@@ -496,18 +530,21 @@ def workload_jobs(
 
 
 def run_cells(
-    cells: Sequence[Cell], client: Client | None = None
+    cells: Sequence[Cell], client: Client | None = None, jobs_dir: str | None = None
 ) -> Generator[tuple[Cell, dict[str, Any]]]:
     """Each cell with its metrics, as cells finish: one Dask task per cell on
     ``client``, or one after another in this process when ``client`` is None. Closing
-    the iterator early (an interrupt) cancels the tasks not yet finished."""
+    the iterator early (an interrupt) cancels the tasks not yet finished. ``jobs_dir``:
+    each cell's ``jobs.csv`` is kept there (:func:`run_cell`)."""
     if client is None:
         for cell in cells:
-            yield cell, run_cell(cell)
+            yield cell, run_cell(cell, jobs_dir)
         return
     from distributed import as_completed
 
-    futures = {client.submit(run_cell, c, key=f"cell-{c.id}", pure=False): c for c in cells}
+    futures = {
+        client.submit(run_cell, c, jobs_dir, key=f"cell-{c.id}", pure=False): c for c in cells
+    }
     try:
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
             yield futures[future], future.result()
