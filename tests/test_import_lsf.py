@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import calendar
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from goldens import check_golden
 from xce.cluster import state_from_dict
 from xce.errors import InputError
 from xce.importers.lsf import import_lsf, read_lsf_documents
@@ -100,21 +100,12 @@ def pending(**fields: str) -> dict[str, Any]:
 # --- every sample: imports, loads, and its state is pinned ------------------------------
 
 
-def check_golden(name: str, text: str) -> None:
-    """``text`` is ``golden/NAME`` (rewritten instead with XCE_UPDATE_GOLDEN=1)."""
-    golden = GOLDEN / name
-    if os.environ.get("XCE_UPDATE_GOLDEN") == "1":
-        golden.write_text(text)
-    assert golden.exists(), f"no golden/{name}: run with XCE_UPDATE_GOLDEN=1"
-    assert text == golden.read_text(), f"golden/{name} changed (XCE_UPDATE_GOLDEN=1 rewrites it)"
-
-
 @pytest.mark.parametrize("folder", SAMPLES)
 def test_sample_imports_loads_and_matches_its_golden(folder: str) -> None:
     state, report = load(folder)
     state_from_dict(state, folder)
-    check_golden(f"{folder}.yaml", yaml.safe_dump(state, sort_keys=False))
-    check_golden(f"{folder}.report.txt", "\n".join(report.lines()) + "\n")
+    check_golden(GOLDEN / f"{folder}.yaml", yaml.safe_dump(state, sort_keys=False))
+    check_golden(GOLDEN / f"{folder}.report.txt", "\n".join(report.lines()) + "\n")
 
 
 def test_every_sample_has_provenance() -> None:

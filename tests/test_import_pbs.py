@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from goldens import check_golden
 from xce.cli.import_cmd import import_app
 from xce.cluster import state_from_dict
 from xce.errors import InputError
@@ -68,21 +68,12 @@ def pending(**resources: Any) -> dict[str, Any]:
 # --- every sample: imports, loads, and its state is pinned ------------------------------
 
 
-def check_golden(name: str, text: str) -> None:
-    """``text`` is ``golden/NAME`` (rewritten instead with XCE_UPDATE_GOLDEN=1)."""
-    golden = GOLDEN / name
-    if os.environ.get("XCE_UPDATE_GOLDEN") == "1":
-        golden.write_text(text)
-    assert golden.exists(), f"no golden/{name}: run with XCE_UPDATE_GOLDEN=1"
-    assert text == golden.read_text(), f"golden/{name} changed (XCE_UPDATE_GOLDEN=1 rewrites it)"
-
-
 @pytest.mark.parametrize("folder", SAMPLES)
 def test_sample_imports_and_matches_golden(folder: str) -> None:
     state, report = load(folder)
     state_from_dict(state, folder)
-    check_golden(f"{folder}.yaml", yaml.safe_dump(state, sort_keys=False))
-    check_golden(f"{folder}.report.txt", "\n".join(report.lines()) + "\n")
+    check_golden(GOLDEN / f"{folder}.yaml", yaml.safe_dump(state, sort_keys=False))
+    check_golden(GOLDEN / f"{folder}.report.txt", "\n".join(report.lines()) + "\n")
 
 
 def test_every_golden_has_its_sample() -> None:

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shutil
@@ -28,19 +27,20 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from goldens import check_golden, updating
 from xce.cli.main import app
 from xce.cluster import state_from_dict
 
 DATA = Path(__file__).parent / "data" / "slurm"
 GOLDEN = DATA / "golden"
 ROOT = DATA.parent.parent.parent
-SAMPLES = sorted(p.name for p in DATA.iterdir() if p.is_dir() and p != GOLDEN)
-UPDATE_VARIABLE = "XCE_UPDATE_GOLDEN"
-UPDATE_COMMAND = f"{UPDATE_VARIABLE}=1 .venv/bin/python -m pytest tests/test_import_slurm_golden.py"
-
-
-def updating() -> bool:
-    return os.environ.get(UPDATE_VARIABLE) == "1"
+# every folder holding Slurm's JSON: a sample, or one capture of a sample of several
+# (local-22.05.8-site-v0.0.38/capture-1); its golden files are named by that path
+SAMPLES = sorted(
+    str(p.relative_to(DATA))
+    for p in [DATA, *DATA.rglob("*")]
+    if p.is_dir() and p != DATA and GOLDEN not in (p, *p.parents) and any(p.glob("*.json"))
+)
 
 
 def xce(*args: str) -> Any:
@@ -57,31 +57,6 @@ def relative_report(stderr: str) -> str:
     for base in {str(DATA), str(DATA.resolve())}:
         text = text.replace(base + os.sep, "")
     return text
-
-
-def check_golden(golden: Path, actual: str, *, update: bool) -> None:
-    """``actual`` equals the text of ``golden``, else fail with a unified diff; with
-    ``update``, write ``actual`` to ``golden`` instead."""
-    if update:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(actual, encoding="utf-8")
-        return
-    shown = golden.relative_to(ROOT) if golden.is_relative_to(ROOT) else golden
-    if not golden.exists():
-        pytest.fail(f"no golden file {shown}: create it with\n    {UPDATE_COMMAND}", pytrace=False)
-    expected = golden.read_text(encoding="utf-8")
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            fromfile=f"{shown} (golden)",
-            tofile=f"{shown} (this run)",
-        )
-        pytest.fail(
-            f"{shown} differs from this run:\n{''.join(diff)}\n"
-            f"if the change is intended, rewrite the golden files with\n    {UPDATE_COMMAND}",
-            pytrace=False,
-        )
 
 
 # --- golden files -------------------------------------------------------------------------
@@ -125,7 +100,7 @@ def test_golden_check_fails_with_a_diff(tmp_path: Path) -> None:
     with pytest.raises(pytest.fail.Exception) as info:
         check_golden(golden, "hosts:\n- name: a\n  slots: 8\n", update=False)
     assert "-  slots: 4\n+  slots: 8\n" in str(info.value)
-    assert UPDATE_COMMAND in str(info.value)
+    assert "XCE_UPDATE_GOLDEN=1" in str(info.value)
     with pytest.raises(pytest.fail.Exception, match=r"no golden file .*create it with"):
         check_golden(tmp_path / "missing.yaml", "x\n", update=False)
     check_golden(golden, "rewritten\n", update=True)

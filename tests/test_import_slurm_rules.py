@@ -432,3 +432,26 @@ def test_dependency_expand_is_reported() -> None:
     report = ImportReport()
     assert slurm_flow.dependency("expand:12(unfulfilled)", None, "w", report) == (None, False)
     assert report.counts["dependency expand: not modelled (left out)"] == 1
+
+
+# --- features named as resources ---------------------------------------------------------
+
+
+def test_a_feature_named_as_a_gres_becomes_its_own_tag() -> None:
+    """Sites tag GPU nodes with a feature ``gpu`` and give them GRES ``gpu`` (the real
+    22.05 site capture does): the feature is the tag ``feature_gpu`` on every host and in
+    constraints, reported; the state loads (it failed xce's loader: a tag and a
+    consumable of one name)."""
+    nodes = [
+        node("g1", features=["amd", "gpu"], gres="gpu:4"),
+        node("n1", features=["intel"]),
+    ]
+    job = pending(features="gpu&amd")
+    state, report = one(doc(nodes=nodes, partitions=[PARTITION]), doc(jobs=[job]))
+    state_from_dict(state, "<test>")
+    g1 = next(h for h in state["hosts"] if h["name"] == "g1")
+    assert g1["attributes"]["feature_gpu"] is True
+    assert "gpu" not in g1["attributes"]
+    assert g1["resources"]["gpu"] == 4
+    assert "(feature_gpu && amd)" in state["jobs"][0]["resreq"]
+    assert warned(report, "feature named as a resource") == ["gpu -> feature_gpu"]

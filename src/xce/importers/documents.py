@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from xce.errors import InputError
 from xce.inputs import MAX_DEPTH
 
-__all__ = ["json_path", "parse_json"]
+__all__ = ["json_path", "located", "parse_json"]
 
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -133,3 +135,20 @@ def _check_string(source: str, text: str, path: tuple[str | int, ...]) -> None:
             source=source,
             path=json_path(path),
         )
+
+
+@contextmanager
+def located(source: str, path: str, *, missing: bool = False) -> Iterator[None]:
+    """A ValueError raised inside (an importer reading a value) becomes an InputError at
+    ``source: path``; with ``missing``, so does a KeyError (a field the record lacks).
+    An InputError passes through as it is (it knows where it is)."""
+    try:
+        yield
+    except InputError:
+        raise
+    except KeyError as err:
+        if not missing:
+            raise
+        raise InputError(f"no {err.args[0]!r}", source=source, path=path) from None
+    except ValueError as err:
+        raise InputError(str(err), source=source, path=path) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from xce.errors import InputError
@@ -44,6 +44,7 @@ class JobContext:
     report: ImportReport
     now: float | None = None
     sockets: int = 1
+    features: Mapping[str, str] = field(default_factory=dict)  # feature -> its tag's name
 
 
 def job_state(job: Mapping[str, Any]) -> list[str]:
@@ -166,8 +167,8 @@ def _named_reservation(
 
 def _common(job: Mapping[str, Any], job_id: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": job_id}
-    for key, field in (("user", "user_name"), ("project", "account"), ("queue", "partition")):
-        value = job.get(field)
+    for key, key_name in (("user", "user_name"), ("project", "account"), ("queue", "partition")):
+        value = job.get(key_name)
         if isinstance(value, str) and value:
             entry[key] = value.split(",")[0]  # a job may list several partitions
     minutes = units.number(job.get("time_limit"))
@@ -212,7 +213,7 @@ def _pending(job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext) -
     features = str(job.get("features") or "")
     if features:
         try:
-            selects.append(f"({units.constraint(features)})")
+            selects.append(f"({units.constraint(features, ctx.features)})")
         except ValueError as err:
             ctx.report.warn("constraint not mapped", f"{where}: {err}")
     if selects:

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 from typing import Any
 
 from xce.errors import InputError
 from xce.importers import lsf_values as values
-from xce.importers.documents import parse_json
+from xce.importers.documents import located, parse_json
 from xce.importers.lsf_jobs import JobMapper
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.units import resource_name
@@ -156,17 +155,6 @@ def _record(source: str, i: int, record: Any) -> tuple[str, Mapping[str, str]]:
     return path, out
 
 
-@contextmanager
-def _at(source: str, path: str) -> Iterator[None]:
-    """A ValueError inside becomes an InputError at ``source: path``."""
-    try:
-        yield
-    except InputError:
-        raise
-    except ValueError as err:
-        raise _error(source, path, str(err)) from None
-
-
 def _name(doc: LsfDocument, path: str, record: Mapping[str, str], field: str) -> str:
     name = record.get(field)
     if name is None:
@@ -199,17 +187,17 @@ def import_lsf(
     for command in ("bhosts", "lshosts", "lsload"):
         for doc in (d for d in docs if d.command == command):
             for path, record in doc.records:
-                with _at(doc.source, path):
+                with located(doc.source, path):
                     hosts.add(doc, path, record)
     state["hosts"] = [_compact(h) for h in hosts.finish()]
     for doc in (d for d in docs if d.command == "bqueues"):
         for path, record in doc.records:
-            with _at(doc.source, path):
+            with located(doc.source, path):
                 _queue(doc, path, record, state, report)
     jobs = JobMapper(state, report, now, zone)
     for doc in (d for d in docs if d.command == "bjobs"):
         for path, record in doc.records:
-            with _at(doc.source, path):
+            with located(doc.source, path):
                 jobs.map(doc.source, path, record)
     jobs.finish()
     _unattributed(hosts, state, now, report)
@@ -252,7 +240,7 @@ class _Hosts:
         other hosts are not batch hosts), else lshosts' server hosts."""
         out = []
         for name in self.order:
-            with _at(*self.first[name]):
+            with located(*self.first[name]):
                 host = self._host(name)
             if host is not None:
                 out.append(host)

@@ -14,13 +14,13 @@ The pieces: :mod:`~xce.importers.pbs_json` (strict JSON), :mod:`~xce.importers.p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from xce.errors import InputError
 from xce.importers import units
+from xce.importers.documents import located
 from xce.importers.pbs_capacity import Assigned, WalltimeLimits, add_unattributed
 from xce.importers.pbs_jobs import JobMapper, Origin
 from xce.importers.pbs_json import parse_pbs_json
@@ -189,7 +189,7 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
                 report.warn("node listed twice (first kept)", f"{doc.source}: {path}")
                 continue
             names.add(name)
-            with _at(doc.source, path):
+            with located(doc.source, path, missing=True):
                 host, said = _node(name, (doc.source, path), node, report)
             state["hosts"].append(host)
             origins[id(host)] = (doc.source, path)
@@ -200,13 +200,13 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
     server_max: list[int | None] = [None]
     for doc in (d for d in docs if d.kind in ("Queue", "Server")):
         for name, path, body in _entries(doc):
-            with _at(doc.source, path):
+            with located(doc.source, path, missing=True):
                 _queue(doc, name, path, body, state, walltimes, server_max, report)
     jobs = JobMapper(state, report, now)
     for doc in (d for d in docs if d.kind == "Jobs"):
         server = doc.data.get("pbs_server")
         for name, path, job in _entries(doc):
-            with _at(doc.source, path):
+            with located(doc.source, path, missing=True):
                 jobs.map(doc.source, server, name, path, job)
     jobs.finish()
     limits = WalltimeLimits(
@@ -224,19 +224,6 @@ def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) 
     result = ImportResult.of(state, report)
     _check_loads(result.state, origins)
     return result
-
-
-@contextmanager
-def _at(source: str, path: str) -> Iterator[None]:
-    """A ValueError (or missing key) inside becomes an InputError at ``source: path``."""
-    try:
-        yield
-    except InputError:
-        raise
-    except KeyError as err:
-        raise _error(source, path, f"no {err.args[0]!r}") from None
-    except ValueError as err:
-        raise _error(source, path, str(err)) from None
 
 
 def _check_loads(state: dict[str, Any], origins: Mapping[int, Origin]) -> None:

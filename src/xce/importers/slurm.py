@@ -108,11 +108,11 @@ def import_slurm(
         _queues_from_names(docs, hosts, state, report)
     _preemption(state)
     _reserved_nodes(hosts, state, report)
+    features = feature_tags(state["hosts"], report)
     now = now if now is not None else capture_time(docs)
     start = now if now is not None else _latest_time(docs)
-    ctx = JobContext(
-        hosts, state, set(), report, start, max((h["sockets"] for h in hosts.values()), default=1)
-    )
+    sockets = max((h["sockets"] for h in hosts.values()), default=1)
+    ctx = JobContext(hosts, state, set(), report, start, sockets, features)
     for doc in docs:
         for i, job in enumerate(_items(doc, "jobs")):
             map_job(doc.source, f"jobs[{i}]", job, ctx)
@@ -126,6 +126,22 @@ def import_slurm(
     if any("priority" in job for job in state["jobs"]):
         state["picker"] = "priority"
     return ImportResult.of(state, report)
+
+
+def feature_tags(hosts: list[dict[str, Any]], report: ImportReport) -> dict[str, str]:
+    """Node features named as a resource of the cluster (a feature ``gpu`` beside the
+    GRES ``gpu``, as real sites write them) become the tag ``feature_NAME`` on every host,
+    reported; the map says so to the jobs' constraints. Other features keep their name."""
+    resources = {r for h in hosts for r in h["resources"]} | {"slots", "hname", "any"}
+    clash = {a for h in hosts for a, v in h["attributes"].items() if v is True} & resources
+    renamed = {name: f"feature_{name}" for name in sorted(clash)}
+    for h in hosts:
+        for name, tag in renamed.items():
+            if name in h["attributes"]:
+                h["attributes"][tag] = h["attributes"].pop(name)
+    for name, tag in renamed.items():
+        report.warn("node feature named as a resource (its tag renamed)", f"{name} -> {tag}")
+    return renamed
 
 
 def capture_time(docs: Iterable[SlurmDocument]) -> float | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 #: "No value" sentinels of releases before data_parser v0.0.39 (NO_VAL, INFINITE and
@@ -130,8 +131,10 @@ def gres(text: str) -> dict[str, int]:
 _CONSTRAINT_TOKEN = re.compile(r"\s*(?:([A-Za-z0-9_.\-+/]+)|(&|\||\(|\)|\[|\]))")
 
 
-def constraint(text: str) -> str:
-    """A ``--constraint`` expression as an xce select: ``a&b|c`` -> ``a && b || c``.
+def constraint(text: str, tags: Mapping[str, str] | None = None) -> str:
+    """A ``--constraint`` expression as an xce select: ``a&b|c`` -> ``a && b || c``;
+    ``tags``: the tag a feature became where it is not its own name (a feature named as
+    a resource, ``gpu`` beside GRES ``gpu``, is the tag ``feature_gpu``).
 
     Slurm's ``&`` binds tighter than ``|`` as xce's ``&&`` does over ``||``. Feature
     counts (``a*2``) and the bracketed "matching OR" (``[a|b]``: all nodes the same one)
@@ -147,7 +150,8 @@ def constraint(text: str) -> str:
         if op in ("[", "]"):
             raise ValueError(f"constraint {text!r}: matching OR [...] has no select equivalent")
         if word is not None:
-            out.append(resource_name(word))
+            name = resource_name(word)
+            out.append(tags.get(name, name) if tags else name)
         else:
             out.append({"&": "&&", "|": "||"}.get(op or "", op or ""))
         pos = match.end()
