@@ -72,6 +72,7 @@ PartitionName=big Nodes=g[1-2] MaxTime=120 PriorityTier=2 State=UP
 CONF
 else
     cat >> "$dir/slurm.conf" <<CONF
+DebugFlags=Backfill,BackfillMap
 PriorityType=priority/multifactor
 PriorityWeightAge=1000
 PriorityWeightJobSize=2000
