@@ -887,3 +887,101 @@ def test_an_unknown_timezone_exits_2_naming_it(tmp_path: Path, zone: str) -> Non
     assert result.exit_code == 2
     assert "timezone" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- issue 26: the state from stdin (``xce schedule -``) ---------------------------------
+
+
+def _stdin(text: str | bytes, *args: str) -> Any:
+    return CliRunner(env={"COLUMNS": "200"}).invoke(app, ["schedule", "-", *args], input=text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ('{"hosts": []}', "json"),
+        ("  \n{\n}\n", "json"),
+        ("hosts: []\n", "yaml"),
+        ("{hosts: [], jobs: []}", "yaml"),  # a YAML flow mapping: not JSON
+        ('{"hosts": [],}', "yaml"),  # YAML reads it; JSON does not
+        ('{"hosts": [}', "json"),  # neither: reported as the JSON it meant to be
+        ("", "yaml"),
+    ],
+)
+def test_stdin_format(text: str, fmt: str) -> None:
+    """issue 26: a state on stdin is JSON when it parses as JSON, else YAML; a ``{``
+    text that parses as neither is reported as JSON."""
+    from xce.cli.schedule_add import stdin_format
+
+    assert stdin_format(text) == fmt
+
+
+def test_stdin_state_schedules_as_the_file_does() -> None:
+    """issue 26: ``xce schedule -`` reads the state from stdin, YAML or JSON, and
+    decides exactly what it decides on the file (``xce import slurm … | xce schedule -``
+    works: the importer prints YAML)."""
+    import yaml
+
+    from_file = _invoke(str(EXAMPLE), "--json")
+    assert from_file.exit_code == 0, from_file.output
+    text = EXAMPLE.read_text(encoding="utf-8")
+    as_json = json.dumps(yaml.safe_load(text))
+    for given in (text, as_json):
+        got = _stdin(given, "--json")
+        assert got.exit_code == 0, got.output
+        assert json.loads(got.stdout) == json.loads(from_file.stdout)
+
+
+def test_import_piped_into_schedule() -> None:
+    """issue 26: the pipe of the README, on a real Slurm sample."""
+    from xce.cli.import_cmd import import_app
+
+    sample = Path(__file__).parent / "data" / "slurm" / "slurmrestd-24.11-v0.0.42"
+    imported = CliRunner().invoke(import_app, ["slurm", *map(str, sorted(sample.glob("*.json")))])
+    assert imported.exit_code == 0, imported.output
+    got = _stdin(imported.stdout)
+    assert got.exit_code == 0, got.output
+    assert "agrees with Slurm" in got.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        ("hosts: [{name: a, slots: 2}]\njobs:\n  - {id: j1, tasks: x}\n", "<stdin>:3:21:", "tasks"),
+        ('{"hosts": [{"name": "a", "slots": 2}],\n "jobs": [}\n', "<stdin>:2:", "JSON"),
+        (b"hosts: []\n# \xff\n", "<stdin>:2:3:", "not UTF-8"),
+        ("", "<stdin>", "empty"),
+    ],
+)
+def test_stdin_errors_are_located_at_stdin(text: str | bytes, where: str, words: str) -> None:
+    """issue 26: a broken state on stdin exits 2 with ``<stdin>:line:col``."""
+    got = _stdin(text)
+    assert got.exit_code == 2, got.output
+    assert got.stderr.startswith(f"xce: error: {where}"), got.stderr
+    assert words in got.stderr
+
+
+def test_stdin_with_lenient_and_job() -> None:
+    """issue 26: --lenient and --job read a stdin state as they read a file."""
+    text = "hosts: [{name: a, slots: 2}]\njobs:\n  - {id: ok, tasks: 1}\n  - {id: bad, tasks: x}\n"
+    got = _stdin(text, "--lenient", "--json")
+    assert got.exit_code == 0, got.output
+    pending = {p["job"]: p["reason"] for p in json.loads(got.stdout)["pending"]}
+    assert pending == {"bad": "INVALID"}
+    missing = _stdin(text.replace("  - {id: bad, tasks: x}\n", ""), "--job", "nope")
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith("xce: error: <stdin>: no pending job")
+
+
+def test_stdin_refuses_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 26: ``xce schedule -`` typed at a prompt says what it wants, not waits."""
+    from xce.cli import schedule_add
+    from xce.errors import InputError
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(schedule_add.sys, "stdin", Terminal())
+    with pytest.raises(InputError, match="stdin, which is a terminal"):
+        schedule_add.read_stdin_state(lenient=False)

@@ -2,7 +2,8 @@
 
 ``--job ID`` explains one job in detail (:mod:`xce.cli.schedule_job`); ``--lenient`` lets
 a malformed job entry pend ``INVALID`` instead of failing the whole file. What is shown
-(the decisions JSON, the tables) is :mod:`xce.cli.schedule_view`.
+(the decisions JSON, the tables) is :mod:`xce.cli.schedule_view`; the state read from
+stdin (``-``) and ``--add-job`` are :mod:`xce.cli.schedule_add`.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from xce.cli.conventions import (
     check_preemptor,
 )
 from xce.cli.outputs import check_file, output_path, plain, write_file
+from xce.cli.schedule_add import STDIN, STDIN_SOURCE, AddedJob, added_json, headline
 from xce.cli.schedule_job import explain_job, find_job, render_job
 from xce.cli.schedule_view import decisions_json, render, session_time, with_invalid, zone_of
 from xce.errors import InputError
 
 if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
+    from xce.cluster import ClusterState
     from xce.cluster.load import InvalidJob
     from xce.core import SchedulerCore, SessionResult
 
@@ -39,7 +42,12 @@ SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml")
 
 def schedule(
     state_file: Annotated[
-        Path, typer.Argument(metavar="STATE", help="A state file (.yaml, .yml or .json).")
+        Path,
+        typer.Argument(
+            metavar="STATE",
+            help="A state file (.yaml, .yml or .json), or - to read it from stdin (JSON if "
+            "it parses as JSON, else YAML).",
+        ),
     ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the decisions JSON on stdout.")
@@ -108,26 +116,66 @@ def schedule(
             "the same bytes on every run.",
         ),
     ] = False,
+    add_job: Annotated[
+        str | None,
+        typer.Option(
+            "--add-job",
+            metavar="RESREQ",
+            help="Where and when would a job like this start? Add a job of this requirement, "
+            "submitted at the session's time after every other, and show its decision "
+            "first (with --backfill, its expected start); no file is written.",
+        ),
+    ] = None,
+    tasks: Annotated[
+        int | None,
+        typer.Option("--tasks", metavar="N", help="With --add-job: its tasks (default 1)."),
+    ] = None,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", metavar="Q", help="With --add-job: its queue (default normal)."),
+    ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option("--user", metavar="U", help="With --add-job: its user (default nobody)."),
+    ] = None,
+    requested_time: Annotated[
+        float | None,
+        typer.Option(
+            "--requested-time",
+            metavar="SECONDS",
+            help="With --add-job: its run-time estimate, which backfill plans with.",
+        ),
+    ] = None,
+    add_job_id: Annotated[
+        str | None,
+        typer.Option("--add-job-id", metavar="ID", help="With --add-job: its id (default: added)."),
+    ] = None,
 ) -> None:
     """Run one scheduling session: where every pending job lands, or why it waits."""
     from rich.console import Console
 
-    from xce.cluster import load_state
-    from xce.core import SchedulerCore
+    from xce.core import JobSubmitted, SchedulerCore
 
+    added = AddedJob(add_job, tasks, queue, user, requested_time, add_job_id)
+    added.check()
+    if added.given and snapshot is not None:
+        raise InputError(
+            "--add-job asks where a job would start and writes nothing; --snapshot writes "
+            "a state: give one of them"
+        )
     target = _snapshot_target(snapshot, state_file, force)
     pickers = check_picker(picker)
     chosen = check_preemptor(preemptor)
     check_backfill(backfill)
     _check_now(now)
-    invalid: tuple[InvalidJob, ...] = ()
-    if lenient:
-        state, invalid = load_state(state_file, lenient=True)
-    else:
-        state = load_state(state_file)
-    source = str(state_file)
-    wanted = find_job(job, state, invalid, source) if job is not None else None
+    state, invalid = _load(state_file, lenient)
+    source = STDIN_SOURCE if _from_stdin(state_file) else str(state_file)
     core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
+    if added.given:
+        submit = now if now is not None else state.session_time()
+        core.apply(JobSubmitted(added.job(state, submit)))
+        state = core.state
+    wanted = find_job(job, state, invalid, source) if job is not None else None
     session = core.run_session(threads=threads, now=now)
     result = with_invalid(session, invalid)
     if target is not None:
@@ -142,10 +190,35 @@ def schedule(
             render_job(detail, console, zone_of(state), session_time(session, state, now))
         return
     info = decisions_json(result, state, timing=timing or not as_json, now=now)
+    entry = added_json(info, added.job_id) if added.given else None
     if as_json:
-        typer.echo(json.dumps(info, indent=2))
-    else:
-        render(info, explain, console, zone_of(state))
+        out = {"added": entry, **info} if entry is not None else info
+        typer.echo(json.dumps(out, indent=2))
+        return
+    if entry is not None:
+        headline(entry, info, console, zone_of(state))
+    render(info, explain, console, zone_of(state))
+
+
+def _from_stdin(state_file: Path) -> bool:
+    return str(state_file) == STDIN
+
+
+def _load(state_file: Path, lenient: bool) -> tuple[ClusterState, tuple[InvalidJob, ...]]:
+    """The state of STATE (a file, or stdin for ``-``) and, with ``lenient``, the job
+    entries left out."""
+    from xce.cli.schedule_add import read_stdin_state
+    from xce.cluster import load_state
+
+    if _from_stdin(state_file):
+        loaded = read_stdin_state(lenient)
+        if isinstance(loaded, tuple):  # a LenientState
+            return loaded.state, loaded.invalid
+        return loaded, ()
+    if lenient:
+        state, invalid = load_state(state_file, lenient=True)
+        return state, invalid
+    return load_state(state_file), ()
 
 
 def _check_now(now: float | None) -> None:
@@ -161,7 +234,8 @@ def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Pat
     if snapshot is None:
         return None
     target = output_path(snapshot, "--snapshot")
-    check_file(target, "--snapshot", [("STATE", state_file)], force=force)
+    inputs = [] if _from_stdin(state_file) else [("STATE", state_file)]
+    check_file(target, "--snapshot", inputs, force=force)
     if target.suffix.lower() not in SNAPSHOT_SUFFIXES:
         raise InputError(
             f"--snapshot {plain(snapshot)}: expected a name ending in "
