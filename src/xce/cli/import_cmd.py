@@ -37,9 +37,12 @@ def _group() -> None:
     """Read what real schedulers print and write a state file."""
 
 
-def _texts(inputs: list[str]) -> list[tuple[str, str]]:
-    """``(source, text)`` of each input: a file, every ``*.json`` in a directory (sorted),
-    or ``-`` for stdin."""
+def _texts(
+    inputs: list[str], text_too: Callable[[str], bool] | None = None
+) -> list[tuple[str, str]]:
+    """``(source, text)`` of each input: a file, every ``*.json`` in a directory (sorted;
+    with ``text_too``, also each ``*.txt`` whose text it accepts: Slurm's ``scontrol``
+    output), or ``-`` for stdin."""
     from xce.errors import InputError
     from xce.inputs import read_input_text
 
@@ -52,6 +55,9 @@ def _texts(inputs: list[str]) -> list[tuple[str, str]]:
             if not files:
                 raise InputError(f"{item}: a directory without *.json files")
             out.extend((str(f), read_input_text(f)) for f in files)
+            if text_too is not None:
+                texts = ((str(f), read_input_text(f)) for f in sorted(Path(item).glob("*.txt")))
+                out.extend(t for t in texts if text_too(t[1]))
         else:
             out.append((item, read_input_text(item)))
     return out
@@ -87,6 +93,7 @@ def _import(
     force: bool,
     strict: bool,
     read: Callable[[list[tuple[str, str]], ImportReport], ImportResult],
+    text_too: Callable[[str], bool] | None = None,
 ) -> None:
     """What every ``xce import`` does around its importer ``read``: inputs, the report
     (stderr), ``--strict``, the loader's check, and the state to stdout or ``-o``."""
@@ -101,7 +108,7 @@ def _import(
     target = output_path(output, "--output") if output is not None else None
     if target is not None:
         check_file(target, "--output", files, force=force)
-    result = read(_texts(inputs), ImportReport())
+    result = read(_texts(inputs, text_too), ImportReport())
     _check_imported(result.state, state_from_dict)
     for line in result.report.lines():
         print(plain(line), file=sys.stderr)
@@ -166,7 +173,16 @@ def slurm(
 
     if now is not None and not 0 <= now <= 1e15:
         raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
-    _import(inputs, output, force, strict, lambda texts, report: _read_slurm(texts, report, now))
+    from xce.importers.slurm_text import is_partition_text
+
+    _import(
+        inputs,
+        output,
+        force,
+        strict,
+        lambda texts, report: _read_slurm(texts, report, now),
+        is_partition_text,
+    )
 
 
 def pbs(

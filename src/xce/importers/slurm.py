@@ -21,6 +21,7 @@ from xce.importers.jobs import JobContext, job_state, map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
+from xce.importers.slurm_text import is_partition_text, read_partitions
 
 KNOWN_VERSIONS = ("v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43")
 _VERSION = re.compile(r"(?:db)?v0\.0\.(\d+)")
@@ -64,6 +65,10 @@ def read_slurm_documents(
     """Parse ``(source, text)`` pairs; InputError (located) for anything not Slurm's."""
     docs = []
     for source, text in texts:
+        if is_partition_text(text):  # 22.05's scontrol has no --json: its text
+            partitions = read_partitions(source, text)
+            docs.append(SlurmDocument(source, "scontrol", {"partitions": partitions}))
+            continue
         data = parse_json(source, text, strict=True)
         if not isinstance(data, dict):
             raise _error(source, "$", "expected a JSON object (Slurm's output)")
