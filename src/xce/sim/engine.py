@@ -108,6 +108,9 @@ SlotArray = npt.NDArray[np.int64]
 _FINISH, _SUBMIT, _SESSION = 0, 1, 2
 _SWEEP_CHUNK = 8_192  # events of the end-of-run capacity sweep turned into ints at once
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
+PROGRESS_EVERY = 2048
+"""Instants handled between two calls of a replay's progress callback (and one at the
+end): often enough for a progress bar, rarely enough to cost nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +362,7 @@ class Simulation:
             self._queue_session(now)
         self._timeline.add(now, self._busy, self.core.pending_count)
         self._step_count += 1
-        if self.progress is not None and self._step_count % 2048 == 0:
+        if self.progress is not None and self._step_count % PROGRESS_EVERY == 0:
             self.progress(self._ended, now)
 
     def _end_run(self) -> SimResult:

@@ -438,12 +438,14 @@ class PlainReplay:
         self.table = RecordTable((), ())  # set by run
 
     def run(self) -> SimResult:
-        from xce.sim.engine import SimResult, _pending  # the engine imports this lazily
+        from xce.sim import engine  # the engine imports this module lazily
+        from xce.sim.engine import SimResult, _pending
 
         self.make_pending = _pending
 
         sim = self.sim
-        began = time.perf_counter()
+        perf_counter = time.perf_counter
+        began = perf_counter()
         jobs = sim.jobs
         tasks = self.tasks
         stats = sim.stats
@@ -476,6 +478,7 @@ class PlainReplay:
         queue_of, orders = self.queue_of, self.orders
         ended = step_count = nxt = 0
         progress = sim.progress
+        every = engine.PROGRESS_EVERY
         pop = heapq.heappop
         again = False  # a session preempted: another follows at the same instant
         now = 0.0
@@ -485,8 +488,8 @@ class PlainReplay:
             if ends and ends[0][0] <= now:
                 now = ends[0][0]
                 while ends and ends[0][0] == now:  # finishes first
-                    _, began, i = pop(ends)
-                    if i not in running or running[i][2] != began:
+                    _, start_step, i = pop(ends)
+                    if i not in running or running[i][2] != start_step:
                         continue  # preempted: this end was cancelled
                     t0, placed, step, killed = running.pop(i)
                     n = tasks[i]
@@ -521,6 +524,7 @@ class PlainReplay:
                 self._enqueue(i, nxt)
             if self.pending:
                 stats.sessions += 1
+                deciding = perf_counter()
                 if handoff is None:
                     self._session(now)
                 elif handoff.native(new, self.pending - len(new)):
@@ -535,6 +539,7 @@ class PlainReplay:
                 new.clear()
                 # a preemption freed what its victims held (the engine's _preempt)
                 self.freed = handoff is not None and handoff.preempted
+                stats.alloc_seconds += perf_counter() - deciding
             again = handoff is not None and handoff.preempted
             if again and not self.pending:
                 again = False
@@ -545,11 +550,11 @@ class PlainReplay:
                 busy_at.append(self.busy)
                 pending_at.append(self.pending)
             step_count += 1
-            if progress is not None and step_count % 2048 == 0:
+            if progress is not None and step_count % every == 0:
                 progress(ended, now)
         if self.pending or running:
             raise InternalError("the plain replay ended with jobs pending or running")
-        stats.wall_seconds = time.perf_counter() - began
+        stats.wall_seconds = perf_counter() - began
         if progress is not None:
             progress(ended, times[-1] if times else 0.0)
         table.slots[:] = tasks
