@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -145,10 +146,12 @@ def _read_slurm(
     return import_slurm(read_slurm_documents(texts, report), report, now=now)
 
 
-def _read_pbs(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+def _read_pbs(
+    texts: list[tuple[str, str]], report: ImportReport, now: float | None = None
+) -> ImportResult:
     from xce.importers import import_pbs, read_pbs_documents
 
-    return import_pbs(read_pbs_documents(texts), report)
+    return import_pbs(read_pbs_documents(texts), report, now=now)
 
 
 _Now = Annotated[
@@ -159,6 +162,45 @@ _Now = Annotated[
         "documents say they were made, else left out).",
     ),
 ]
+_Zone = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone",
+        help="The IANA zone (Europe/Berlin) the state's times are shown in (default "
+        "UTC); LSF's dates are read in it too.",
+    ),
+]
+
+
+def _checked(now: float | None, timezone: str | None) -> tzinfo:
+    """``--now`` and ``--timezone`` checked before any input is read (exit 2)."""
+    from datetime import UTC
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from xce.errors import InputError
+
+    if now is not None and not 0 <= now <= 1e15:
+        raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
+    if timezone is None:
+        return UTC
+    try:
+        return ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(f"--timezone: unknown time zone {timezone!r}") from None
+
+
+def _zoned(
+    read: Callable[[list[tuple[str, str]], ImportReport], ImportResult], timezone: str | None
+) -> Callable[[list[tuple[str, str]], ImportReport], ImportResult]:
+    """``read``, its state given the zone its times are shown in (when one is named)."""
+
+    def zoned(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
+        result = read(texts, report)
+        if timezone is not None:
+            result.state["timezone"] = timezone
+        return result
+
+    return zoned
 
 
 def slurm(
@@ -167,34 +209,29 @@ def slurm(
     force: _Force = False,
     strict: _Strict = False,
     now: _Now = None,
+    timezone: _Zone = None,
 ) -> None:
-    """Import squeue/sinfo/scontrol --json or slurmrestd responses as a state file."""
-    from xce.errors import InputError
-
-    if now is not None and not 0 <= now <= 1e15:
-        raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
+    """Import squeue/sinfo/scontrol --json (or scontrol show partition text) or
+    slurmrestd responses as a state file."""
     from xce.importers.slurm_text import is_partition_text
 
-    _import(
-        inputs,
-        output,
-        force,
-        strict,
-        lambda texts, report: _read_slurm(texts, report, now),
-        is_partition_text,
-    )
+    _checked(now, timezone)
+    read = _zoned(lambda texts, report: _read_slurm(texts, report, now), timezone)
+    _import(inputs, output, force, strict, read, is_partition_text)
 
 
 def pbs(
-    inputs: _Inputs, output: _Output = None, force: _Force = False, strict: _Strict = False
+    inputs: _Inputs,
+    output: _Output = None,
+    force: _Force = False,
+    strict: _Strict = False,
+    now: _Now = None,
+    timezone: _Zone = None,
 ) -> None:
     """Import pbsnodes -a -F json, qstat -f -F json and qstat -Q -f -F json as a state file."""
-    _import(inputs, output, force, strict, _read_pbs)
-
-
-import_app.command("slurm", cls=XceCommand)(guarded(slurm))
-import_app.command("pbs", cls=XceCommand)(guarded(pbs))
-# Further importers register here, one line each (xce import lsf).
+    _checked(now, timezone)
+    read = _zoned(lambda texts, report: _read_pbs(texts, report, now), timezone)
+    _import(inputs, output, force, strict, read)
 
 
 def lsf(
@@ -203,36 +240,22 @@ def lsf(
     force: _Force = False,
     strict: _Strict = False,
     now: _Now = None,
-    timezone: Annotated[
-        str | None,
-        typer.Option("--timezone", help="The IANA zone LSF's dates are in (default UTC)."),
-    ] = None,
+    timezone: _Zone = None,
 ) -> None:
     """Import bjobs/bhosts/lshosts/lsload/bqueues -o "…" -json output as a state file."""
     import time
-    from datetime import UTC, tzinfo
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    from xce.errors import InputError
     from xce.importers import import_lsf, read_lsf_documents
 
-    if now is not None and not 0 <= now <= 1e15:
-        raise InputError(f"--now: {now} is not a time in Unix seconds (0 to 1e15)")
-    zone: tzinfo = UTC
-    if timezone is not None:
-        try:
-            zone = ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise InputError(f"--timezone: unknown time zone {timezone!r}") from None
+    zone = _checked(now, timezone)
     clock = time.time() if now is None else now
 
     def read(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
-        result = import_lsf(read_lsf_documents(texts), report, now=clock, zone=zone)
-        if timezone is not None:
-            result.state["timezone"] = timezone
-        return result
+        return import_lsf(read_lsf_documents(texts), report, now=clock, zone=zone)
 
-    _import(inputs, output, force, strict, read)
+    _import(inputs, output, force, strict, _zoned(read, timezone))
 
 
+import_app.command("slurm", cls=XceCommand)(guarded(slurm))
+import_app.command("pbs", cls=XceCommand)(guarded(pbs))
 import_app.command("lsf", cls=XceCommand)(guarded(lsf))

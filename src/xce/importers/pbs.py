@@ -174,12 +174,15 @@ def _now(docs: list[PbsDocument], report: ImportReport) -> int | None:
     return int(max(pool)[0]) if pool else None
 
 
-def import_pbs(docs: Iterable[PbsDocument], report: ImportReport | None = None) -> ImportResult:
-    """The state-file dict of PBS documents (nodes, queues, jobs, server)."""
+def import_pbs(
+    docs: Iterable[PbsDocument], report: ImportReport | None = None, *, now: float | None = None
+) -> ImportResult:
+    """The state-file dict of PBS documents (nodes, queues, jobs, server); ``now`` (Unix
+    seconds) is the capture's time, else the documents' own timestamp."""
     report = report or ImportReport()
     docs = list(docs)
     state = empty_state("PBS")
-    now = _now(docs, report)
+    now = now if now is not None else _now(docs, report)
     origins: dict[int, Origin] = {}
     assigned: dict[str, Assigned] = {}
     names: set[str] = set()
