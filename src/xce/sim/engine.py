@@ -166,6 +166,8 @@ class SimResult:
     # claims of work running when the simulation began: (host, start, end, slots)
     base_load: list[tuple[str, float, float, int]] = field(default_factory=list)
     host_names: list[str] = field(default_factory=list)  # what record host indices index
+    # what the user should know before reading the figures (xce.sim.caveats), one line each
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def unrunnable(self) -> list[JobRecord]:
@@ -261,6 +263,7 @@ class Simulation:
         self._one_level: tuple[int, bool] | None = None
         self._all_monotone: tuple[int, bool] | None = None  # see _incremental
         self.stats = SimStats()
+        self.warnings = self._caveats()  # known before the run (xce.sim.caveats)
         # the replay's progress (see _begin_run)
         self._run_started = 0.0
         self._run_total = 0
@@ -307,12 +310,22 @@ class Simulation:
                 raise _requirement_error(job, InputError(message)) from None
             checked.add(key)
 
+    def _caveats(self) -> list[str]:
+        """What the user should know of this replay's inputs (xce.sim.caveats)."""
+        from xce.sim.caveats import backfill_estimates
+
+        core = self.core
+        plans = {q: core.backfill_for(q).plans for q in {j.queue for j in self.jobs}}
+        return backfill_estimates(self.jobs, core.state, plans)
+
     # --- the loop --------------------------------------------------------------------
     def run(self) -> SimResult:
         """Replay the workload to its end (run once)."""
         with _few_collections():
             plain = self._plain_replay()
-            return plain.run() if plain is not None else self._run()
+            result = plain.run() if plain is not None else self._run()
+        result.warnings[:] = self.warnings
+        return result
 
     def _plain_replay(self) -> PlainReplay | None:
         """The plain replay of this simulation, if it is plain (:mod:`xce.sim.plain`)."""
