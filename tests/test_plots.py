@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
@@ -70,7 +71,7 @@ def test_writes_four_pngs(tmp_path: Path) -> None:
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC)
         assert len(data) > 5000
-        assert _png_size(data) == (800, 450)
+        assert _png_size(data) == (plots.WIDTH_PX, 550)  # issue 26: 800 x 450 read small
 
 
 def test_identical_input_identical_bytes(tmp_path: Path) -> None:
@@ -224,3 +225,60 @@ def test_svg_plots_are_deterministic_svg(tmp_path: Path) -> None:
     again = plots.write_plots(result.records, result.timeline, tmp_path / "c", "w", "svg")
     assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]
     assert len(second) == 4
+
+
+# --- issue 26: the utilisation plot of xce simulate --out is binned as the report's ---------
+
+
+def _busy_timeline(hours: int, calendar: bool) -> tuple[list[JobRecord], Timeline, float | None]:
+    """``hours`` of a job every minute (30 min each, one slot): a timeline of an event
+    a minute, as a replay's."""
+    records = [_record(i, 1, 60.0 * i, 0.0, 1800.0) for i in range(hours * 60)]
+    timeline = Timeline(total_slots=64, times=[], busy=[], pending=[])
+    events = sorted((t, d) for r in records for t, d in ((r.start, 1), (r.end, -1)))
+    busy = 0
+    for t, d in events:
+        busy += d
+        timeline.add(float(t or 0.0), busy, 0)
+    return records, timeline, (1_700_000_000.0 + 1234.0 if calendar else None)
+
+
+@pytest.mark.parametrize("calendar", [False, True], ids=["simulated time", "calendar time"])
+def test_utilisation_is_binned_not_a_line_of_every_event(calendar: bool) -> None:
+    """issue 26: utilisation.png drew a line through every one of the replay's events
+    (here 1,440 of them over 12 hours); it now draws the mean per whole hour of
+    (calendar) time, as the report does: no line of more points than bins, and the
+    inner bin edges on whole hours."""
+    records, timeline, start = _busy_timeline(12, calendar)
+    ax = Figure().add_subplot()
+    plots._utilisation(ax, timeline, records, start)
+    assert all(len(line.get_xdata()) <= 15 for line in ax.lines)  # type: ignore[arg-type]
+    (all_work, jobs) = [p for p in ax.patches if p.get_label().endswith("mean per hour")]
+    edges = all_work.get_data().edges  # type: ignore[attr-defined]
+    assert 13 <= len(edges) <= 15  # 12.5 hours: whole hours, and a part at either end
+    hours = edges * 24 if calendar else edges
+    assert np.allclose(hours[1:-1], np.round(hours[1:-1]))
+    values = all_work.get_data().values  # type: ignore[attr-defined]
+    assert np.allclose(values, jobs.get_data().values)  # no work ran before the replay
+    assert values[3] == pytest.approx(100.0 * 30 / 64)  # a job a minute, 30 minutes each
+
+
+def test_simulate_plots_keep_legends_off_the_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 26: utilisation.png's legend sat in its lower right corner, over the curve."""
+    legends: list[bool] = []
+    real = Figure.savefig
+
+    def spy(self: Figure, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        renderer = self.canvas.get_renderer()  # type: ignore[attr-defined]
+        for ax in self.axes:
+            if (legend := ax.get_legend()) is not None:
+                box, area = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+                legends.append(box.x0 >= area.x1 - 0.5)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    result, _ = _with_running_work()
+    plots.write_plots(result.records, result.timeline, tmp_path)
+    assert legends == [True]

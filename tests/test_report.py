@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,17 +26,26 @@ runner = CliRunner()
 
 START = 1_700_000_000  # the trace's UnixStartTime: 2023-11-14 22:13:20 UTC
 POLICIES = ("strict", "fcfs", "fcfs+easy")
-SECTIONS = ("summary", "waits", "slowdown", "utilisation", "groups", "logged", "gantt")
+SECTIONS = (
+    "summary",
+    "waits",
+    "slowdown",
+    "utilisation",
+    "queues",
+    "users",
+    "logged",
+    "gantt",
+)
 
 
-def _trace(path: Path, jobs: int = 40) -> Path:
+def _trace(path: Path, jobs: int = 40, queues: int = 2) -> Path:
     rng = random.Random(5)
     lines = ["; Version: 2.2", f"; UnixStartTime: {START}", "; MaxNodes: 4", "; MaxProcs: 16"]
     t = 0
     for i in range(1, jobs + 1):
         t += rng.randint(0, 4000)
         run, procs = rng.randint(30, 9000), rng.choice([1, 2, 4, 8])
-        user, queue = rng.randint(1, 3), rng.randint(1, 2)
+        user, queue = rng.randint(1, 3), rng.randint(1, queues)
         fields = [i, t, rng.randint(0, 3000), run, procs, -1, -1, procs, 2 * run, -1, 1]
         fields += [user, 1, -1, queue, -1, -1, -1]
         lines.append(" ".join(map(str, fields)))
@@ -103,24 +112,29 @@ def test_a_replay_has_every_section_drawn(made: Path, tmp_path: Path) -> None:
 
 def test_a_comparison_has_every_section_drawn_per_policy(made: Path, tmp_path: Path) -> None:
     """issue 14: a comparison keeps its policies' jobs (compare_jobs.csv), so its page has
-    calendar utilisation, logged waits and a Gantt chart per policy, as a replay's."""
+    calendar utilisation, logged waits and a Gantt chart of every policy, as a replay's.
+    issue 26: each quantity is ONE figure, the policies overlaid or side by side (it was
+    a figure per policy, one under the other)."""
     page = _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
     summary = _section(page, "summary")
     for policy in POLICIES:
         assert f'<td data-sort="{policy}">{policy}</td>' in summary
-    assert _images(_section(page, "waits")) == ["wait CDFs"]
-    assert _images(_section(page, "slowdown")) == ["bounded slowdown by job size"]
-    groups = _section(page, "groups")
-    assert len(_images(groups)) == 2 * len(POLICIES)  # by queue and by user, per policy
-    assert "<caption>Wait by queue</caption>" in groups
-    assert "<caption>Wait by user</caption>" in groups
-    assert "calendar time (UTC)" in _section(page, "utilisation")
-    for key, what in (
+    assert list(re.findall(r'<section id="(\w+)">', page)) == list(SECTIONS)
+    for key, alt in (
+        ("waits", "wait CDFs"),
+        ("slowdown", "bounded slowdown by job size"),
         ("utilisation", "utilisation"),
+        ("queues", "wait by queue"),
+        ("users", "wait by user"),
         ("logged", "simulated against logged wait"),
         ("gantt", "Gantt chart"),
     ):
-        assert _images(_section(page, key)) == [f"{what}, {p}" for p in POLICIES], key
+        assert _images(_section(page, key)) == [alt], key
+    assert "<caption>Wait by queue</caption>" in _section(page, "queues")
+    assert "<caption>Wait by user</caption>" in _section(page, "users")
+    assert "calendar time (UTC)" in _section(page, "utilisation")
+    for policy in POLICIES:  # the tables keep a row per policy
+        assert f'<td data-sort="{policy}">{policy}</td>' in _section(page, "logged")
 
 
 def test_compare_jobs_are_each_policys_simulate_jobs(made: Path) -> None:
@@ -168,7 +182,7 @@ def test_replays_in_subdirectories_are_overlaid(made: Path, tmp_path: Path) -> N
     page = _report([str(made / "many"), "-o", str(tmp_path / "m.html")])
     assert "replays, one per subdirectory" in page
     assert _images(_section(page, "waits")) == ["wait CDFs"]
-    assert _images(_section(page, "gantt")) == ["Gantt chart, fcfs", "Gantt chart, strict"]
+    assert _images(_section(page, "gantt")) == ["Gantt chart"]  # one figure, a panel each
 
 
 def test_a_sweep_table(tmp_path: Path) -> None:
@@ -188,17 +202,20 @@ def test_every_title_names_the_workload_and_the_policy(
     made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     titles: list[str] = []
-    real = plots.render
+    real = plots.render_panels
 
-    def recording(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -> bytes:
-        ax = Figure().add_subplot()
-        draw(ax)
-        titles.append(f"{ax.get_title()}\n{subtitle}")
-        return real(draw, subtitle, fmt)
+    def recording(
+        draws: Sequence[Callable[[Axes], None]], subtitle: str = "", fmt: str = "png", **kw: str
+    ) -> bytes:
+        for draw in draws:
+            ax = Figure().add_subplot()
+            draw(ax)
+            titles.append(f"{kw.get('title', '')}\n{ax.get_title()}\n{subtitle}")
+        return real(draws, subtitle, fmt, **kw)
 
-    monkeypatch.setattr(plots, "render", recording)
+    monkeypatch.setattr(plots, "render_panels", recording)
     _report([str(made / "many"), "-o", str(tmp_path / "m.html")])
-    assert len(titles) >= 10
+    assert len(titles) >= 8
     for title in titles:
         assert "tiny.swf" in title
         assert "strict" in title or "fcfs" in title, title
@@ -379,13 +396,9 @@ def test_a_sweep_table_with_each_cells_metrics(made: Path, tmp_path: Path) -> No
     assert "(2 cells)" in summary
     assert "by_queue" not in summary  # the metrics column is not shown
     assert _images(_section(page, "waits")) == ["wait by run"]  # medians and p95 of the cells
-    groups = _section(page, "groups")
-    assert _images(groups) == [
-        "wait by queue, fcfs",
-        "wait by queue, strict",
-        "wait by user, fcfs",
-        "wait by user, strict",
-    ]
+    assert _images(_section(page, "queues")) == ["wait by queue"]  # the cells side by side
+    assert _images(_section(page, "users")) == ["wait by user"]
+    assert "xce sweep --keep-jobs" in _section(page, "gantt")
     (tmp_path / "results.csv").write_text(
         "cell,policy,metrics\nc1,fcfs,{not json}\n", encoding="utf-8"
     )
@@ -489,3 +502,153 @@ def test_results_nested_too_deep_or_misshapen(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+# -- issue 26: the page as a new user reads it -------------------------------------------------
+
+
+def test_one_queue_has_no_wait_by_queue_section(tmp_path: Path) -> None:
+    """issue 26: with one queue, "wait by queue" drew one bar per policy that only
+    repeated the summary; the section is left out, and the summary says why."""
+    trace = _trace(tmp_path / "one.swf", jobs=20, queues=1)
+    _run(["simulate", "--workload", str(trace), "--out", str(tmp_path / "sim")])
+    page = _report([str(tmp_path / "sim"), "-o", str(tmp_path / "r.html")])
+    sections = re.findall(r'<section id="(\w+)">', page)
+    assert "queues" not in sections
+    assert "users" in sections
+    assert "Wait by queue" not in page
+    summary = _section(page, "summary")
+    assert "All jobs are in one queue, q1: no section of wait by queue." in summary
+
+
+def _overlaps(a: object, b: object) -> bool:
+    from matplotlib.transforms import BboxBase
+
+    assert isinstance(a, BboxBase)
+    assert isinstance(b, BboxBase)
+    return bool(a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5)
+
+
+def test_no_legend_covers_a_plot(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 26: legends sat inside the plots (lower right, upper right), over curves
+    and bars; every legend of every figure of a comparison's page is now outside the
+    plot area of every axes of its figure."""
+    seen: list[str] = []
+    covering: list[str] = []
+    real = Figure.savefig
+
+    def checked(self: Figure, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        renderer = self.canvas.get_renderer()  # type: ignore[attr-defined]
+        for ax in self.axes:
+            legend = ax.get_legend()
+            if legend is None:
+                continue
+            seen.append(ax.get_title())
+            box = legend.get_window_extent(renderer)
+            if any(_overlaps(box, other.get_window_extent(renderer)) for other in self.axes):
+                covering.append(ax.get_title())
+
+    monkeypatch.setattr(Figure, "savefig", checked)
+    _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
+    assert len(seen) >= 5  # waits, slowdown, by queue, by user, logged
+    assert not covering
+
+
+def test_figures_are_wide_enough_to_read(made: Path, tmp_path: Path) -> None:
+    """issue 26: the figures were 800 x 450 pixels of 10-point text; now as wide as the
+    page's column on a 1280-pixel screen (the browser test checks they are shown at
+    that size), and their text 11-point."""
+    import base64
+    import struct
+
+    page = _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
+    encoded = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(encoded) >= 7
+    for data in encoded:
+        width, _ = struct.unpack(">II", base64.b64decode(data)[16:24])
+        assert width == plots.WIDTH_PX >= 1100
+
+
+def test_the_report_shows_progress(
+    made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 26: a long report ran 19 s with nothing shown; on a terminal, a progress
+    bar on stderr names each section as it is drawn (stdout keeps its one line)."""
+    from xce.cli import report_cmd
+
+    monkeypatch.setattr(report_cmd, "_show_progress", lambda: True)
+    result = runner.invoke(report_app, [str(made / "cmp"), "-o", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    assert "Gantt chart" in result.stderr
+    assert "report" in result.stderr
+    assert result.stdout.startswith("wrote ")
+
+
+def test_progress_hears_of_every_section(made: Path) -> None:
+    calls: list[tuple[int, int, str]] = []
+    results = report_mod.load_results(made / "cmp")
+    page = report_mod.build_report(results, progress=lambda *a: calls.append(a))
+    names = re.findall(r'<section id="\w+"><h2>([^<]*)</h2>', page)
+    assert calls == [
+        *((k, len(names), name.replace("&#x27;", "'")) for k, name in enumerate(names)),
+        (len(names), len(names), ""),
+    ]
+
+
+def _sweep_with_cells(made: Path, root: Path, cells: list[tuple[str, bool]]) -> Path:
+    """A sweep's results.csv of ``cells`` (name, whether its jobs are kept in
+    cells/NAME/jobs.csv), each with the metrics and jobs of made/many/fcfs."""
+    metrics = (made / "many" / "fcfs" / "metrics.json").read_text(encoding="utf-8")
+    compact = json.dumps(json.loads(metrics), separators=(",", ":"))
+    quoted = '"' + compact.replace('"', '""') + '"'
+    rows = ["cell,workload,policy,seed,mean_wait_s,metrics"]
+    root.mkdir()
+    for k, (name, kept) in enumerate(cells):
+        rows.append(f"{name},tiny.swf,fcfs,{k},10,{quoted}")
+        if kept:
+            (root / "cells" / name).mkdir(parents=True)
+            jobs = (made / "many" / "fcfs" / "jobs.csv").read_bytes()
+            (root / "cells" / name / "jobs.csv").write_bytes(jobs)
+    (root / "results.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def test_a_sweep_with_kept_jobs_draws_distributions(made: Path, tmp_path: Path) -> None:
+    """issue 26: a sweep's report said "needs per-job records"; with xce sweep
+    --keep-jobs's OUT/cells/<cell>/jobs.csv it draws every per-job section over the cells
+    that kept them, and names those that did not."""
+    root = _sweep_with_cells(made, tmp_path / "sweep", [("c1", True), ("c2", True), ("c3", False)])
+    page = _report([str(root), "-o", str(tmp_path / "s.html")])
+    assert "(3 cells)" in _section(page, "summary")
+    assert _images(_section(page, "waits")) == ["wait CDFs"]
+    assert "Without per-job records (not drawn): fcfs, seed 2." in _section(page, "waits")
+    for key, alt in (
+        ("slowdown", "bounded slowdown by job size"),
+        ("utilisation", "utilisation"),
+        ("gantt", "Gantt chart"),
+    ):
+        assert _images(_section(page, key)) == [alt], key
+    assert "per-job records" not in page.replace("Without per-job records", "")
+
+
+def test_a_sweep_cell_is_never_a_path(made: Path, tmp_path: Path) -> None:
+    """A cell column is read as a directory name under cells/ only when it is a plain name."""
+    root = _sweep_with_cells(made, tmp_path / "sweep", [("c1", False)])
+    (root / "cells").mkdir()
+    text = (root / "results.csv").read_text(encoding="utf-8").replace("\nc1,", "\n../cells,")
+    (root / "results.csv").write_text(text, encoding="utf-8")
+    (root / "cells" / "jobs.csv").write_bytes((made / "many" / "fcfs" / "jobs.csv").read_bytes())
+    page = _report([str(root), "-o", str(tmp_path / "s.html")])
+    assert _images(_section(page, "waits")) == ["wait by run"]
+
+
+def test_a_figure_draws_at_most_eight_runs(made: Path, tmp_path: Path) -> None:
+    cells = [(f"c{k}", True) for k in range(9)]
+    page = _report(
+        [str(_sweep_with_cells(made, tmp_path / "s", cells)), "-o", str(tmp_path / "s.html")]
+    )
+    assert "The figure draws the first 8 of 9 runs; the table has all." in _section(page, "waits")
+    assert page.count('<td data-sort="fcfs, seed 8">') >= 1  # the tables keep the ninth

@@ -10,6 +10,9 @@ Register in ``xce.cli.main._register``::
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -79,10 +82,16 @@ def report(
 
     from xce.sim.report import build_report, load_results
 
-    loaded = load_results(results, trace=trace, policy=policy)
-    page = build_report(
-        loaded, gantt_from=gantt_from, gantt_hours=gantt_hours, fmt="svg" if svg else "png"
-    )
+    with _progress() as step:
+        step(0, 1, f"reading {shown(results)}")
+        loaded = load_results(results, trace=trace, policy=policy)
+        page = build_report(
+            loaded,
+            gantt_from=gantt_from,
+            gantt_hours=gantt_hours,
+            fmt="svg" if svg else "png",
+            progress=step,
+        )
 
     def write(path: Path) -> None:
         path.write_text(page, encoding="utf-8")
@@ -105,3 +114,35 @@ def _read(path: Path) -> bool:
     """Whether the report may read ``path`` (so it must never write there): any file
     of RESULTS but an earlier HTML page."""
     return path.is_file() and path.suffix != ".html"
+
+
+def _show_progress() -> bool:
+    """Whether to draw the progress bar: on a terminal only (a log or a pipe gets none)."""
+    return sys.stderr.isatty()
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int, str], None]]:
+    """A progress bar on stderr, cleared at the end, fed ``(done, total, what)``: a report
+    of a long trace takes tens of seconds (issue 26: 19 s with nothing shown)."""
+    if not _show_progress():
+        yield lambda done, total, what: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("[bold]report"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+    )
+    console = Console(file=sys.stderr, force_terminal=True)
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def step(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=total, description=what)
+
+        yield step

@@ -3,7 +3,10 @@ and the mean bounded slowdown by job size.
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend
 switch) under matplotlib's default style, whatever the user's matplotlibrc says, and
-saved without the software tag, so the same input gives byte-identical files.
+saved without the software tag, so the same input gives byte-identical files. They are
+:data:`WIDTH_PX` wide with text to match, so they read at their own size on a 1280-pixel
+screen and in the report's column, and every legend sits outside the plot
+(:func:`legend_outside`), where it cannot cover a curve or a bar.
 """
 
 from __future__ import annotations
@@ -29,13 +32,19 @@ __all__ = [
     "ACCENT",
     "COLOR",
     "PALETTE",
+    "PANEL_HEIGHT",
     "SIZE_BUCKETS",
     "WAIT_FLOOR",
+    "WIDTH_PX",
+    "bin_edges",
+    "bin_means",
     "bin_width",
     "bsld_by_size",
     "busy_steps",
+    "legend_outside",
     "no_data",
     "render",
+    "render_panels",
     "size_bucket",
     "step_bins",
     "time_axis",
@@ -75,8 +84,15 @@ COLOR = "#1f77b4"
 ACCENT = "#d62728"
 _BIN_COLOR = "#2ca02c"
 _MAX_POINTS = 4000  # per curve: more than the pixels across a plot
-_SIZE = (8.0, 4.5)  # inches
 _DPI = 100
+WIDTH_PX = 1100
+"""Every figure's width in pixels: the report's column on a 1280-pixel screen, so a
+figure is shown at its own size there (issue 26: 800 pixels with 10-point text read
+small, and scaled up they blurred)."""
+_SIZE = (WIDTH_PX / _DPI, 5.5)  # inches
+PANEL_HEIGHT = 3.2
+"""Inches per panel of a figure of several (one per policy), by default."""
+_FONT_SIZE = 11.0  # points: 15 pixels at 100 dpi
 
 
 def write_plots(
@@ -114,14 +130,36 @@ def _save(draw: Callable[[Axes], None], path: Path, subtitle: str = "") -> None:
 def render(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -> bytes:
     """One figure drawn by ``draw`` on a fresh axes, as PNG or SVG bytes; ``subtitle``
     (the workload and the policy) is a second line of its title. Same input, same bytes."""
-    with matplotlib.style.context("default"):  # ignore the user's matplotlibrc
-        fig = Figure(figsize=_SIZE, dpi=_DPI, layout="constrained")
+    return render_panels([draw], subtitle, fmt)
+
+
+def render_panels(
+    draws: Sequence[Callable[[Axes], None]],
+    subtitle: str = "",
+    fmt: str = "png",
+    *,
+    title: str = "",
+    panel_height: float = PANEL_HEIGHT,
+) -> bytes:
+    """One figure of a panel per ``draws`` (each draws one policy's view of a quantity),
+    stacked over a shared x axis, so the policies read side by side in one image; the
+    figure's title is ``title`` over ``subtitle``; each panel is ``panel_height`` inches
+    high. One draw is :func:`render`'s figure."""
+    with matplotlib.style.context("default"), matplotlib.rc_context({"font.size": _FONT_SIZE}):
+        n = len(draws)
+        height = _SIZE[1] if n == 1 else 1.2 + n * panel_height
+        fig = Figure(figsize=(_SIZE[0], height), dpi=_DPI, layout="constrained")
         FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
-        draw(ax)
-        if subtitle:
-            ax.set_title(f"{ax.get_title()}\n{subtitle}")
-        ax.grid(True, alpha=0.3)
+        axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+        for ax, draw in zip(axes, draws, strict=True):
+            draw(ax)
+            ax.grid(True, alpha=0.3)
+        for ax in axes[:-1]:  # the shared axis is labelled once, under the last panel
+            ax.set_xlabel("")
+        if n == 1 and subtitle:
+            axes[0].set_title(f"{axes[0].get_title()}\n{subtitle}")
+        elif title or subtitle:
+            fig.suptitle("\n".join(t for t in (title, subtitle) if t))
         buffer = io.BytesIO()
         if fmt == "svg":  # the same input, the same bytes: no date, fixed ids
             with matplotlib.rc_context({"svg.hashsalt": "xce"}):
@@ -129,6 +167,21 @@ def render(draw: Callable[[Axes], None], subtitle: str = "", fmt: str = "png") -
         else:
             fig.savefig(buffer, format="png", metadata={"Software": None})
         return buffer.getvalue()
+
+
+def legend_outside(ax: Axes, title: str | None = None) -> None:
+    """The axes' legend to the right of its plot, outside it: inside, wherever it went,
+    some run's curve or bar could pass under it (issue 26). The constrained layout makes
+    room for it."""
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0.0,
+        fontsize="small",
+        title=title,
+        title_fontsize="small",
+        frameon=False,
+    )
 
 
 def no_data(ax: Axes, what: str) -> None:
@@ -197,36 +250,55 @@ def _utilisation(
     records: Sequence[JobRecord],
     calendar_start: float | None = None,
 ) -> None:
-    """Busy slots over time (every busy slot, work running at the start included); the
-    title gives both figures of ``metrics.json`` and the dashed line is the curve's mean
-    over their window, ``utilization_all_work`` (:func:`xce.sim.metrics.utilisation`).
-    A run of two days or more also gets the curve's mean per bin (:func:`bin_width`)."""
+    """Busy slots over time, as the report draws them: the mean per hour, day or week
+    (:func:`bin_width`) of calendar time when ``calendar_start`` is known, of all work
+    (work running at the start included; filled) and of the workload's jobs (a line),
+    not a line through every event (issue 26). The title gives both figures of
+    ``metrics.json``; the dashed line is ``utilization_all_work``, the curve's mean from
+    first submission to last end (:func:`xce.sim.metrics.utilisation`)."""
     time_axis(ax, calendar_start)
-    ax.set_ylabel(f"Busy slots (% of {timeline.total_slots:,})")
-    if not timeline.times or timeline.total_slots <= 0:
+    ax.set_ylabel(f"Busy slots, mean per bin (% of {timeline.total_slots:,})")
+    if len(timeline.times) < 2 or timeline.total_slots <= 0:
         ax.set_title("Cluster utilisation")
         no_data(ax, "samples")
         return
     seconds = _seconds(timeline)
-    x = time_x(seconds, calendar_start)
     busy = 100.0 * np.asarray(timeline.busy, dtype=np.float64) / timeline.total_slots
-    _draw_steps(ax, x, busy)
+    edges, unit = bin_edges(float(seconds[0]), float(seconds[-1]), calendar_start)
+    x = time_x(edges, calendar_start)
+    ax.stairs(
+        bin_means(seconds, busy, edges),
+        x,
+        color=COLOR,
+        fill=True,
+        alpha=0.35,
+        label=f"all work, mean per {unit}",
+    )
+    times, slots = busy_steps(records)
+    if times.size >= 2:
+        share = bin_means(times, 100.0 * slots / timeline.total_slots, edges)
+        ax.stairs(
+            share, x, color=_BIN_COLOR, linewidth=1.5, label=f"the workload's jobs, mean per {unit}"
+        )
     used = utilisation(records, timeline)
     if used.makespan <= 0:
-        ax.set_title("Cluster utilisation")
+        ax.set_title(f"Cluster utilisation per {unit}")
     else:
         ax.set_title(
-            "Cluster utilisation, first submission to last end:\n"
-            f"all work {100 * used.all_work:.1f} % (dashed), "
-            f"the workload's jobs {100 * used.workload:.1f} %",
-            fontsize="medium",
+            f"Cluster utilisation per {unit}, first submission to last end: "
+            f"all work {100 * used.all_work:.1f} %, the workload's jobs {100 * used.workload:.1f} %"
         )
         ends = time_x(np.array([used.start, used.end]), calendar_start)
-        ax.hlines(100 * used.all_work, ends[0], ends[1], color=ACCENT, linestyle="--", linewidth=1)
-    if seconds[-1] - seconds[0] >= _BINNED_FROM:
-        edges, share, unit = step_bins(seconds, busy, calendar_start)
-        ax.stairs(share, time_x(edges, calendar_start), color=_BIN_COLOR, label=f"mean per {unit}")
-        ax.legend(loc="lower right", fontsize="small")
+        ax.hlines(
+            100 * used.all_work,
+            ends[0],
+            ends[1],
+            color=ACCENT,
+            linestyle="--",
+            linewidth=1,
+            label="all work, over the makespan",
+        )
+    legend_outside(ax)
     ax.set_ylim(0, 105)
     time_limits(ax, x)
 
@@ -236,6 +308,8 @@ def time_limits(ax: Axes, x: FloatArray) -> None:
 
 
 def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None = None) -> None:
+    """Pending jobs over time; the peak in the title (inside the plot it could sit on
+    the peak itself)."""
     ax.set_title("Queue length")
     time_axis(ax, calendar_start)
     ax.set_ylabel("Pending jobs")
@@ -245,23 +319,12 @@ def _queue(ax: Axes, timeline: Timeline, calendar_start: float | None = None) ->
     x = time_x(_seconds(timeline), calendar_start)
     pending = np.asarray(timeline.pending, dtype=np.float64)
     _draw_steps(ax, x, pending, fill=True)
+    ax.set_title(f"Queue length (peak {int(pending.max())} pending)")
     ax.set_ylim(bottom=0)
     time_limits(ax, x)
-    ax.text(
-        0.99,
-        0.95,
-        f"peak {int(pending.max())} pending",
-        transform=ax.transAxes,
-        ha="right",
-        va="top",
-        fontsize="small",
-        color="0.3",
-    )
 
 
 # -- binning over (calendar) time ---------------------------------------------------------
-
-_BINNED_FROM = 2 * 86400.0  # seconds: shorter runs are read off the curve itself
 
 
 def bin_width(span: float) -> tuple[float, str]:
@@ -279,21 +342,34 @@ def step_bins(
 ) -> tuple[FloatArray, FloatArray, str]:
     """The mean of a step function (``values[i]`` holds from ``times[i]`` to the next
     time) per bin: ``(edges, means, unit)``, ``edges`` in simulated seconds, one more
-    than the means. Bins are whole hours, days or weeks of the calendar (UTC) when the
-    trace's ``UnixStartTime`` is known, else of simulated time; the last bin is cut at
-    the last time."""
-    first, last = float(times[0]), float(times[-1])
+    than the means (:func:`bin_edges` over the step function's own span)."""
+    edges, unit = bin_edges(float(times[0]), float(times[-1]), calendar_start)
+    return edges, bin_means(times, values, edges), unit
+
+
+def bin_edges(first: float, last: float, calendar_start: float | None) -> tuple[FloatArray, str]:
+    """The bins from ``first`` to ``last`` (simulated seconds) and their unit: whole
+    hours, days or weeks (:func:`bin_width` of the span) of the calendar (UTC) when the
+    trace's ``UnixStartTime`` is known, else of simulated time; the first bin starts at
+    ``first``, the last is cut at ``last``. Runs binned over one span share edges."""
     width, unit = bin_width(last - first)
     offset = calendar_start or 0.0
     low = np.floor((first + offset) / width) * width - offset
     edges = np.append(np.arange(low, last, width), last)
     edges[0] = max(edges[0], first)
+    return edges, unit
+
+
+def bin_means(times: FloatArray, values: FloatArray, edges: FloatArray) -> FloatArray:
+    """The mean per bin between ``edges`` of a step function that is 0 before
+    ``times[0]`` and ``values[-1]`` after the last time."""
+    times = np.concatenate([[min(float(times[0]), float(edges[0]))], times])
+    values = np.concatenate([[0.0], values])
     area = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
     k = np.clip(np.searchsorted(times, edges, side="right") - 1, 0, times.size - 1)
     at_edges = area[k] + values[k] * (edges - times[k])
     spans = np.diff(edges)
-    means = np.divide(np.diff(at_edges), spans, out=np.zeros_like(spans), where=spans > 0)
-    return edges, means, unit
+    return np.divide(np.diff(at_edges), spans, out=np.zeros_like(spans), where=spans > 0)
 
 
 def busy_steps(records: Sequence[JobRecord]) -> tuple[FloatArray, FloatArray]:
@@ -314,6 +390,7 @@ def busy_steps(records: Sequence[JobRecord]) -> tuple[FloatArray, FloatArray]:
 
 
 def _wait_cdf(ax: Axes, records: Sequence[JobRecord]) -> None:
+    """The wait CDF of one run; its figures in the title, not over the curve."""
     ax.set_title("Wait-time distribution (jobs that started)")
     ax.set_xlabel("Wait (log scale; waits under 1 s drawn at 1 s)")
     ax.set_ylabel("Jobs that waited at most this long (%)")
@@ -337,14 +414,9 @@ def _wait_cdf(ax: Axes, records: Sequence[JobRecord]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     quick = 100.0 * float((waits < WAIT_FLOOR).mean())
     median = float(np.median(waits))
-    ax.text(
-        0.99,
-        0.04,
-        f"{waits.size} jobs; {quick:.0f} % started within 1 s; median wait {_duration(median)}",
-        transform=ax.transAxes,
-        ha="right",
-        fontsize="small",
-        color="0.3",
+    ax.set_title(
+        f"Wait-time distribution: {waits.size:,} jobs started, {quick:.0f} % within 1 s, "
+        f"median wait {_duration(median)}"
     )
 
 
@@ -397,7 +469,19 @@ def _bsld_by_size(ax: Axes, records: Sequence[JobRecord]) -> None:
 
 # -- several policies on one workload (xce compare) ----------------------------------------
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#7f7f7f",
+    "#bcbd22",
+)
+"""A colour per policy, in order; a figure overlays at most this many."""
 
 Run = tuple[str, Sequence[JobRecord]]
 """(policy name, its records)."""
@@ -432,15 +516,29 @@ def _waits(records: Sequence[JobRecord]) -> FloatArray:
     return np.array([r.wait for r in records if r.wait is not None], np.float64)
 
 
-def wait_cdfs(ax: Axes, curves: Sequence[tuple[str, FloatArray]], title: str) -> None:
-    """Overlaid wait CDFs on a log axis, one line per ``(label, waits)``; a label gets
-    its curve's median."""
+def wait_cdfs(
+    ax: Axes,
+    curves: Sequence[tuple[str, FloatArray]],
+    title: str,
+    reference: tuple[str, FloatArray] | None = None,
+) -> None:
+    """Overlaid wait CDFs on a log axis, one line per ``(label, waits)``, and
+    ``reference`` (the trace's logged waits) as a dashed black line first; a label gets
+    its curve's median. The legend is outside the plot."""
     ax.set_title(title)
     ax.set_xlabel("Wait (log scale; waits under 1 s drawn at 1 s)")
     ax.set_ylabel("Jobs that waited at most this long (%)")
     top = 10.0
     drawn = False
-    for k, (name, unsorted) in enumerate(curves):
+    # each curve drawn wider than the next, so that curves which coincide all show
+    styled = [
+        (name, waits, "0.15", "--", 1.8) for name, waits in ([reference] if reference else [])
+    ]
+    styled += [
+        (name, waits, PALETTE[k % len(PALETTE)], "-", 1.2 + 1.0 * (len(curves) - 1 - k))
+        for k, (name, waits) in enumerate(curves)
+    ]
+    for name, unsorted, color, style, width in styled:
         waits = np.sort(unsorted)
         if waits.size == 0:
             continue
@@ -451,8 +549,15 @@ def wait_cdfs(ax: Axes, curves: Sequence[tuple[str, FloatArray]], title: str) ->
             shown, share = shown[keep], share[keep]
         top = max(top, float(shown[-1]) * 2)
         median = _duration(float(np.median(waits)))
-        color = PALETTE[k % len(PALETTE)]
-        ax.step(shown, share, where="post", color=color, label=f"{name} (median {median})")
+        ax.step(
+            shown,
+            share,
+            where="post",
+            color=color,
+            linestyle=style,
+            linewidth=width,
+            label=f"{name} (median {median})",
+        )
         drawn = True
     if not drawn:
         no_data(ax, "job started")
@@ -464,7 +569,7 @@ def wait_cdfs(ax: Axes, curves: Sequence[tuple[str, FloatArray]], title: str) ->
     ax.xaxis.set_major_locator(FixedLocator([x for x, _ in ticks]))
     ax.set_xticklabels([label for _, label in ticks])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.legend(loc="lower right", fontsize="small")
+    legend_outside(ax)
 
 
 def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
@@ -498,5 +603,5 @@ def bsld_by_size(ax: Axes, runs: Sequence[Run], workload: str) -> None:
     ax.set_xticks(np.arange(len(SIZE_BUCKETS)))
     ax.set_xticklabels(labels)
     ax.set_yscale("log")
-    ax.set_ylim(0.8, top * 2)  # room above the highest p95 tick, and for the legend
-    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(0.8, top * 2)  # room above the highest p95 tick
+    legend_outside(ax)

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_GANTT_JOBS",
     "MAX_GROUPS",
     "binned_utilisation",
+    "busy_span",
     "gantt",
     "logged_against_simulated",
     "wait_by_group",
@@ -25,59 +26,106 @@ __all__ = [
 
 
 def binned_utilisation(
-    ax: Axes, records: Sequence[JobRecord], total_slots: int, calendar_start: float | None
+    ax: Axes,
+    records: Sequence[JobRecord],
+    total_slots: int,
+    calendar_start: float | None,
+    span: tuple[float, float] | None = None,
+    policy: str = "",
 ) -> None:
     """The workload's jobs' busy share of ``total_slots`` per hour, day or week
-    (:func:`bin_width`), over calendar time when ``calendar_start`` is known."""
+    (:func:`~xce.sim.plots.bin_width`), over calendar time when ``calendar_start`` is
+    known. ``span`` (simulated seconds, :func:`busy_span` of every run): the bins, so
+    that the panels of several runs share them; ``policy`` opens the title."""
     times, busy = plots.busy_steps(records)
     plots.time_axis(ax, calendar_start)
-    ax.set_ylabel(f"Busy slots, mean per bin (% of {total_slots:,})")
+    ax.set_ylabel("Busy slots (%)")
+    head = f"{policy}: " if policy else ""
     if times.size < 2 or total_slots <= 0:
-        ax.set_title("Utilisation over time")
+        ax.set_title(f"{head}utilisation over time")
         plots.no_data(ax, "job finished")
         return
-    edges, share, unit = plots.step_bins(times, 100.0 * busy / total_slots, calendar_start)
+    first, last = span or (float(times[0]), float(times[-1]))
+    edges, unit = plots.bin_edges(first, last, calendar_start)
+    share = plots.bin_means(times, 100.0 * busy / total_slots, edges)
     x = plots.time_x(edges, calendar_start)
-    ax.set_title(f"Utilisation per {unit} (the workload's jobs)")
+    mean = float(np.sum(share * np.diff(edges)) / max(last - first, 1e-9))
+    what = f"the workload's jobs' busy share of {total_slots:,} slots per {unit}"
+    ax.set_title(
+        f"{head}{what} (mean {mean:.1f} %)" if head else f"{what.capitalize()} (mean {mean:.1f} %)"
+    )
     ax.stairs(share, x, color=plots.COLOR, fill=True, alpha=0.5)
     ax.set_ylim(0, 105)
     plots.time_limits(ax, x)
 
 
-def wait_by_group(ax: Axes, groups: dict[str, dict[str, float | None]], what: str) -> None:
+def busy_span(runs: Sequence[Sequence[JobRecord]]) -> tuple[float, float] | None:
+    """From the first start to the last end of any run's jobs: the bins the runs'
+    utilisation panels share (None when no job ran)."""
+    times = [plots.busy_steps(records)[0] for records in runs]
+    kept = [t for t in times if t.size >= 2]
+    if not kept:
+        return None
+    return min(float(t[0]) for t in kept), max(float(t[-1]) for t in kept)
+
+
+def wait_by_group(
+    ax: Axes, runs: Sequence[tuple[str, dict[str, dict[str, float | None]]]], what: str
+) -> None:
     """Median (bar) and p95 (tick) wait of each group of ``metrics.json``'s ``by_queue``
-    or ``by_user``, the :data:`MAX_GROUPS` with the most jobs, on a log axis."""
+    or ``by_user``, a bar per ``(policy, groups)`` side by side in each group, for the
+    :data:`MAX_GROUPS` groups with the most jobs over all runs, on a log axis. One run
+    unnamed (``""``) draws one bar per group."""
     ax.set_title(f"Wait by {what} (bar: median, tick: p95; the {MAX_GROUPS} largest)")
     ax.set_ylabel("Wait (s, log scale; under 1 s drawn at 1 s)")
     ax.set_xlabel(what.capitalize())
-    largest = sorted(groups, key=lambda g: (-float(groups[g].get("jobs") or 0), g))[:MAX_GROUPS]
-    kept = [g for g in largest if groups[g].get("median_wait_s") is not None]
-    if not kept:
+    jobs: dict[str, float] = {}
+    for _, groups in runs:
+        for g, counts in groups.items():
+            jobs[g] = jobs.get(g, 0.0) + float(counts.get("jobs") or 0)
+    kept = sorted(jobs, key=lambda g: (-jobs[g], g))[:MAX_GROUPS]
+    width = 0.8 / max(len(runs), 1)
+    top = 0.0
+    for k, (name, groups) in enumerate(runs):
+        x, medians, p95 = [], [], []
+        for i, g in enumerate(kept):
+            median = groups.get(g, {}).get("median_wait_s")
+            if median is not None:
+                x.append(i + (k - (len(runs) - 1) / 2) * width)
+                medians.append(max(float(median), plots.WAIT_FLOOR))
+                p95.append(max(float(groups[g].get("p95_wait_s") or 0.0), plots.WAIT_FLOOR))
+        if not x:
+            continue
+        color = plots.PALETTE[k % len(plots.PALETTE)]
+        ax.bar(x, medians, width=width * 0.9, color=color, label=name or "median")
+        ax.scatter(x, p95, marker="_", s=200, color="0.1" if name else plots.ACCENT)
+        top = max(top, *p95)
+    if not top:
         plots.no_data(ax, "job started")
         return
-    medians = [max(float(groups[g]["median_wait_s"] or 0.0), plots.WAIT_FLOOR) for g in kept]
-    p95 = [max(float(groups[g]["p95_wait_s"] or 0.0), plots.WAIT_FLOOR) for g in kept]
-    x = np.arange(len(kept))
-    ax.bar(x, medians, color=plots.COLOR, width=0.6, label="median")
-    ax.scatter(x, p95, marker="_", s=200, color=plots.ACCENT, label="p95")
-    ax.set_xticks(x)
+    ax.set_xticks(np.arange(len(kept)))
     slanted = len(kept) > 8 or max(len(g) for g in kept) > 12
     ax.set_xticklabels(kept, rotation=30 if slanted else 0, ha="right" if slanted else "center")
     ax.set_yscale("log")
-    ax.set_ylim(bottom=plots.WAIT_FLOOR * 0.8, top=max(p95) * 3)
-    ax.legend(loc="upper right", fontsize="small")
+    ax.set_ylim(bottom=plots.WAIT_FLOOR * 0.8, top=top * 3)
+    if any(name for name, _ in runs):
+        plots.legend_outside(ax)
 
 
 MAX_GROUPS = 20
 """At most this many queues or users in a :func:`wait_by_group` figure."""
 
 
-def logged_against_simulated(ax: Axes, simulated: FloatArray, logged: FloatArray) -> None:
-    """The replay's waits against the trace's logged waits of the same jobs: both CDFs."""
+def logged_against_simulated(
+    ax: Axes, logged: FloatArray, simulated: Sequence[tuple[str, FloatArray]]
+) -> None:
+    """The trace's logged waits of a set of jobs (dashed) and each policy's replayed
+    waits of the same jobs: their CDFs in one figure."""
     plots.wait_cdfs(
         ax,
-        [("logged", logged), ("simulated", simulated)],
-        f"Simulated against logged wait ({simulated.size} jobs with both)",
+        simulated,
+        f"Simulated against logged wait (the same {logged.size:,} jobs)",
+        reference=("logged", logged),
     )
 
 
@@ -86,17 +134,19 @@ def gantt(
     records: Sequence[JobRecord],
     window: tuple[float, float],
     calendar_start: float | None,
+    policy: str = "",
 ) -> None:
     """The jobs running in ``window`` (simulated seconds), one row per host, a bar per
     job on each of its hosts, coloured by job; jobs sharing a host at once get lanes
-    of its row. At most :data:`MAX_GANTT_JOBS` jobs."""
+    of its row. At most :data:`MAX_GANTT_JOBS` jobs. ``policy`` opens the title (a
+    panel of a figure of several policies)."""
     low, high = window
     shown = [
         (r, max(r.start, low), min(r.end, high))
         for r in records
         if r.start is not None and r.end is not None and r.start < high and r.end > low
     ][:MAX_GANTT_JOBS]
-    ax.set_title(f"Jobs on hosts, {len(shown)} jobs in the window")
+    ax.set_title(f"{policy + ': ' if policy else ''}jobs on hosts, {len(shown)} in the window")
     plots.time_axis(ax, calendar_start)
     ax.set_ylabel("Host")
     if not shown:
@@ -122,7 +172,7 @@ def gantt(
     ax.set_ylim(-0.6, len(hosts) - 0.4)
     if len(hosts) <= 40:
         ax.set_yticks(np.arange(len(hosts)))
-        ax.set_yticklabels(hosts, fontsize="x-small")
+        ax.set_yticklabels(hosts, fontsize="small")
     ax.invert_yaxis()
 
 

@@ -1,10 +1,11 @@
 """The page of ``xce report`` (:func:`build_report`): its sections, each drawn from the
 runs read by :mod:`xce.sim.report.read`.
 
-Per-job sections (utilisation over time, simulated against logged wait, the Gantt chart)
-need each run's jobs (a replay's ``jobs.csv``, a comparison's ``compare_jobs.csv``); a
-sweep holds only each cell's metrics, and the page says so where a section cannot be
-drawn.
+Per-job sections (wait distributions, slowdown, utilisation over time, simulated against
+logged wait, the Gantt chart) need each run's jobs (a replay's ``jobs.csv``, a
+comparison's ``compare_jobs.csv``, a sweep's kept ``cells/CELL/jobs.csv``); without them
+the page says so where a section cannot be drawn. Each quantity is one figure: the runs
+overlaid, or side by side as panels of one image.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ from xce.sim.report.html import (
     number_cell,
     text_cell,
 )
-from xce.sim.report.read import Results, finite
+from xce.sim.report.read import CELLS, Results, Run, finite
 
-__all__ = ["build_report", "gantt_window"]
+__all__ = ["MAX_OVERLAID", "Progress", "build_report", "gantt_window"]
 
 
 # -- the Gantt window ----------------------------------------------------------------------
@@ -89,30 +90,65 @@ def _busiest_day(records: Sequence[JobRecord], calendar_start: float | None) -> 
     return busiest * DAY - offset
 
 
+Progress = Callable[[int, int, str], None]
+"""Called before each section is drawn: (sections done, sections in all, its name)."""
+
+
 def build_report(
     results: Results,
     *,
     gantt_from: str | None = None,
     gantt_hours: float = 24.0,
     fmt: str = "png",
+    progress: Progress | None = None,
 ) -> str:
-    """The HTML page of ``results``; plots as PNG (default) or SVG ``fmt``."""
+    """The HTML page of ``results``; plots as PNG (default) or SVG ``fmt``. A report of
+    a long trace takes a while (drawing every figure): ``progress`` hears of each
+    section as it starts."""
     with_jobs = [r for r in results.runs if r.records is not None]
     window = None
     if with_jobs:
         first = with_jobs[0].records or ()
         window = gantt_window(first, gantt_from, gantt_hours, results.calendar_start)
     page = _Page(results, fmt)
-    sections = (
-        ("summary", "Summary", _summary(page)),
-        ("waits", "Wait-time distributions", _waits(page)),
-        ("slowdown", "Bounded slowdown by job size", _slowdown(page)),
-        ("utilisation", "Utilisation over time", _utilisation(page)),
-        ("groups", "Wait by queue and by user", _groups(page)),
-        ("logged", "Simulated against logged wait", _logged(page)),
-        ("gantt", "Gantt chart", _gantt(page, window)),
-    )
+    queues, users = _groups_of(results, "by_queue"), _groups_of(results, "by_user")
+    planned: list[tuple[str, str, Callable[[], str]]] = [
+        ("summary", "Summary", lambda: _summary(page, queues, users)),
+        ("waits", "Wait-time distributions", lambda: _waits(page)),
+        ("slowdown", "Bounded slowdown by job size", lambda: _slowdown(page)),
+        ("utilisation", "Utilisation over time", lambda: _utilisation(page)),
+    ]
+    if len(queues) > 1:  # one queue's waits are the summary's
+        planned.append(("queues", "Wait by queue", lambda: _groups(page, "queue", "by_queue")))
+    if len(users) > 1:
+        planned.append(("users", "Wait by user", lambda: _groups(page, "user", "by_user")))
+    planned += [
+        ("logged", "Simulated against logged wait", lambda: _logged(page)),
+        ("gantt", "Gantt chart", lambda: _gantt(page, window)),
+    ]
+    sections = []
+    for done, (key, name, draw) in enumerate(planned):
+        if progress is not None:
+            progress(done, len(planned), name)
+        sections.append((key, name, draw()))
+    if progress is not None:
+        progress(len(planned), len(planned), "")
     return document(results, sections)
+
+
+def _groups_of(results: Results, key: str) -> set[str]:
+    """Every queue (``by_queue``) or user (``by_user``) of any run's metrics."""
+    return {
+        str(name)
+        for run in results.runs
+        if isinstance(run.metrics.get(key), dict)
+        for name in run.metrics[key]
+    }
+
+
+MAX_OVERLAID = 8
+"""A figure overlays (or sets side by side) at most this many runs, the first ones (a
+sweep's cells may be many more); the tables hold them all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,30 +158,45 @@ class _Page:
 
     def figure(self, draw: Callable[[Axes], None], subtitle: str, alt: str) -> str:
         data = plots.render(draw, subtitle, self.fmt)
-        mime = "image/svg+xml" if self.fmt == "svg" else "image/png"
-        return img(data, mime, alt)
+        return img(data, self.mime, alt)
 
-    def subtitle(self, policy: str) -> str:
-        return f"{self.results.workload}, policy {policy}"
+    def panels(
+        self,
+        draws: Sequence[Callable[[Axes], None]],
+        title: str,
+        alt: str,
+        height: float = plots.PANEL_HEIGHT,
+    ) -> str:
+        """One figure of a panel per run (:func:`xce.sim.plots.render_panels`)."""
+        data = plots.render_panels(
+            draws, self.all_policies(), self.fmt, title=title, panel_height=height
+        )
+        return img(data, self.mime, alt)
+
+    @property
+    def mime(self) -> str:
+        return "image/svg+xml" if self.fmt == "svg" else "image/png"
 
     def all_policies(self) -> str:
-        names = ", ".join(r.policy for r in self.results.runs)
+        names = ", ".join(name for name, _ in self.drawn(self.results.runs))
         return f"{self.results.workload}, policies {names}"
-
-    def per_run(
-        self,
-        draw: Callable[[str, tuple[JobRecord, ...]], Callable[[Axes], None]],
-        what: str,
-    ) -> list[str]:
-        """A figure per run with jobs: ``draw(policy, records)`` draws it; its alt text
-        is ``what, policy``."""
-        return [
-            self.figure(draw(name, records), self.subtitle(name), f"{what}, {name}")
-            for name, records in self.with_jobs()
-        ]
 
     def with_jobs(self) -> list[tuple[str, tuple[JobRecord, ...]]]:
         return [(r.policy, r.records) for r in self.results.runs if r.records is not None]
+
+    def drawn(self, runs: Sequence[Any]) -> list[tuple[str, Any]]:
+        """The runs a figure draws: the first :data:`MAX_OVERLAID` of ``runs`` (a
+        ``Run`` or a ``(policy, records)`` pair each), as ``(policy, the rest)``."""
+        pairs = [(r.policy, r) if isinstance(r, Run) else r for r in runs]
+        return pairs[:MAX_OVERLAID]
+
+    def cut(self, runs: Sequence[Any]) -> str:
+        """A note when a figure draws fewer runs than there are."""
+        if len(runs) <= MAX_OVERLAID:
+            return ""
+        return note(
+            f"The figure draws the first {MAX_OVERLAID} of {len(runs)} runs; the table has all."
+        )
 
 
 _NO_JOBS = (
@@ -157,19 +208,34 @@ _NO_JOBS = (
 def _no_jobs(results: Results) -> str:
     what = {
         "compare": "xce compare --out of an earlier xce (now it writes compare_jobs.csv)",
-        "sweep": "a sweep's results.csv",
+        "sweep": "a sweep's results.csv without its cells' jobs (xce sweep --keep-jobs keeps "
+        f"them, in {CELLS}/CELL/jobs.csv)",
     }
     return note(_NO_JOBS.format(what=what.get(results.kind, "this directory")))
+
+
+def _some_without_jobs(results: Results) -> str:
+    """A note naming the runs without per-job records, when others have them."""
+    without = [r.policy for r in results.runs if r.records is None]
+    if not without or len(without) == len(results.runs):
+        return ""
+    return note(f"Without per-job records (not drawn): {', '.join(without)}.")
 
 
 # -- the sections ------------------------------------------------------------------------------
 
 
-def _summary(page: _Page) -> str:
-    """The metrics, a row per policy (a sweep: its results table as it is)."""
+def _summary(page: _Page, queues: set[str], users: set[str]) -> str:
+    """The metrics, a row per policy (a sweep: its results table as it is); a note
+    when there is one queue or user, whose section is then left out."""
     results = page.results
+    notes = "".join(
+        note(f"All jobs are in one {what}, {next(iter(names))}: no section of wait by {what}.")
+        for what, names in (("queue", queues), ("user", users))
+        if len(names) == 1
+    )
     if results.kind == "sweep":
-        return _sweep_table(results.sweep)
+        return _sweep_table(results.sweep) + notes
     from xce.sim.compare import COLUMNS
 
     headers = ["policy", *(_heading(h) for _, h in COLUMNS), "jobs", "unrunnable"]
@@ -182,7 +248,7 @@ def _summary(page: _Page) -> str:
         ]
         for run in results.runs
     ]
-    return html_table(headers, rows, f"{results.workload}: one row per policy")
+    return html_table(headers, rows, f"{results.workload}: one row per policy") + notes
 
 
 def _heading(text: str) -> str:
@@ -205,12 +271,13 @@ def _sweep_table(table: Sequence[Sequence[str]]) -> str:
 def _waits(page: _Page) -> str:
     runs = page.with_jobs()
     if runs:
-        curves = [(name, _wait_array(records)) for name, records in runs]
-        return page.figure(
+        curves = [(name, _wait_array(records)) for name, records in page.drawn(runs)]
+        figure = page.figure(
             lambda ax: plots.wait_cdfs(ax, curves, "Wait-time distribution (jobs that started)"),
             page.all_policies(),
             "wait CDFs",
         )
+        return figure + page.cut(runs) + _some_without_jobs(page.results)
     return _embedded(page.results, "wait_cdf") or _per_run_waits(page) + _no_jobs(page.results)
 
 
@@ -220,7 +287,9 @@ def _per_run_waits(page: _Page) -> str:
     if not runs:
         return ""
     return page.figure(
-        partial(figures.wait_by_group, groups=runs, what="run"), page.all_policies(), "wait by run"
+        partial(figures.wait_by_group, runs=[("", runs)], what="run"),
+        f"{page.results.workload}, every run",
+        "wait by run",
     )
 
 
@@ -239,11 +308,12 @@ def _slowdown(page: _Page) -> str:
     runs = page.with_jobs()
     if not runs:
         return _embedded(page.results, "bsld") or _no_jobs(page.results)
+    drawn = page.drawn(runs)
     figure = page.figure(
-        lambda ax: plots.bsld_by_size(ax, runs, page.results.workload),
+        lambda ax: plots.bsld_by_size(ax, drawn, page.results.workload),
         "",
         "bounded slowdown by job size",
-    )
+    ) + page.cut(runs)
     rows = []
     for name, records in runs:
         per: list[list[float]] = [[] for _ in plots.SIZE_BUCKETS]
@@ -269,62 +339,56 @@ def _slowdown(page: _Page) -> str:
 
 
 def _utilisation(page: _Page) -> str:
+    """The runs' utilisation over the same calendar bins, in one figure."""
     results = page.results
     runs = page.with_jobs()
     if not runs:
         return _no_jobs(results)
     slots = {r.policy: int(r.metrics.get("total_slots") or 0) for r in results.runs}
     when = "calendar time (UTC)" if results.calendar_start is not None else "simulated time"
-    parts = [note(f"Binned over {when}. {results.trace_note}".strip())]
-    parts += page.per_run(
-        lambda name, records: partial(
+    drawn = page.drawn(runs)
+    span = figures.busy_span([records for _, records in drawn])
+    draws = [
+        partial(
             figures.binned_utilisation,
             records=records,
             total_slots=slots[name],
             calendar_start=results.calendar_start,
-        ),
-        "utilisation",
-    )
-    return "".join(parts)
-
-
-def _groups(page: _Page) -> str:
-    parts = []
-    for what, key in (("queue", "by_queue"), ("user", "by_user")):
-        rows = []
-        for run in page.results.runs:
-            groups = run.metrics.get(key)
-            if not isinstance(groups, dict):
-                continue
-            if len(page.results.runs) <= MAX_FIGURED:
-                parts.append(
-                    page.figure(
-                        partial(figures.wait_by_group, groups=groups, what=what),
-                        page.subtitle(run.policy),
-                        f"wait by {what}, {run.policy}",
-                    )
-                )
-            for name, g in groups.items():
-                cells = [number_cell(g.get(k), k) for k in _GROUP_COLUMNS]
-                rows.append([text_cell(run.policy), text_cell(str(name)), *cells])
-        if rows:
-            headers = ["policy", what, "jobs", "mean wait", "median wait", "p95 wait", "mean bsld"]
-            parts.append(html_table(headers, rows, f"Wait by {what}"))
-    if len(page.results.runs) > MAX_FIGURED:
-        parts.insert(
-            0, note(f"{len(page.results.runs)} runs: tables only (figures up to {MAX_FIGURED}).")
+            span=span,
+            policy=name if len(drawn) > 1 else "",
         )
-    return "".join(parts) or note("The metrics hold no per-queue or per-user figures.")
+        for name, records in drawn
+    ]
+    figure = page.panels(draws, "Utilisation over time", "utilisation", height=2.4)
+    return note(f"Binned over {when}. {results.trace_note}".strip()) + figure + page.cut(runs)
 
 
-MAX_FIGURED = 8
-"""Wait by queue and by user is drawn for at most this many runs (a sweep's cells may be
-many more); beyond, the tables alone."""
+def _groups(page: _Page, what: str, key: str) -> str:
+    """Wait by queue or by user: one figure of every run's groups side by side, and a
+    table of them all."""
+    runs = [r for r in page.results.runs if isinstance(r.metrics.get(key), dict)]
+    rows = []
+    for run in runs:
+        for name, g in run.metrics[key].items():
+            cells = [number_cell(g.get(k), k) for k in _GROUP_COLUMNS]
+            rows.append([text_cell(run.policy), text_cell(str(name)), *cells])
+    drawn = [(name, run.metrics[key]) for name, run in page.drawn(runs)]
+    figure = page.figure(
+        partial(figures.wait_by_group, runs=drawn, what=what),
+        page.all_policies(),
+        f"wait by {what}",
+    )
+    headers = ["policy", what, "jobs", "mean wait", "median wait", "p95 wait", "mean bsld"]
+    return figure + page.cut(runs) + html_table(headers, rows, f"Wait by {what}")
+
 
 _GROUP_COLUMNS = ("jobs", "mean_wait_s", "median_wait_s", "p95_wait_s", "mean_bsld")
 
 
 def _logged(page: _Page) -> str:
+    """The replays' waits against the trace's logged waits: one figure of the jobs every
+    drawn run started (so the curves compare the same jobs), and a table per run of the
+    jobs it started."""
     results = page.results
     logged = results.logged
     runs = page.with_jobs()
@@ -332,21 +396,27 @@ def _logged(page: _Page) -> str:
         return _no_jobs(results)
     if not logged:
         return note(f"No logged waits. {results.trace_note}".strip())
-    parts, rows = [], []
-    for name, records in runs:
-        pairs = [
-            (r.wait, logged[r.job.id]) for r in records if r.wait is not None and r.job.id in logged
-        ]
-        simulated = np.array([s for s, _ in pairs], dtype=np.float64)
-        kept = np.array([w for _, w in pairs], dtype=np.float64)
-        parts.append(
-            page.figure(
-                partial(figures.logged_against_simulated, simulated=simulated, logged=kept),
-                page.subtitle(name),
-                f"simulated against logged wait, {name}",
-            )
-        )
-        for label, values in (("logged", kept), ("simulated", simulated)):
+    waits = [
+        (name, {r.job.id: r.wait for r in records if r.wait is not None and r.job.id in logged})
+        for name, records in runs
+    ]
+    drawn = page.drawn(waits)
+    common = sorted(set.intersection(*(set(w) for _, w in drawn)))
+    figure = page.figure(
+        partial(
+            figures.logged_against_simulated,
+            logged=np.array([logged[j] for j in common], dtype=np.float64),
+            simulated=[(name, np.array([w[j] for j in common])) for name, w in drawn],
+        ),
+        page.all_policies(),
+        "simulated against logged wait",
+    )
+    rows = []
+    for name, w in waits:
+        for label, values in (
+            ("logged", np.array([logged[j] for j in w], dtype=np.float64)),
+            ("simulated", np.array(list(w.values()), dtype=np.float64)),
+        ):
             stats = (
                 [values.mean(), np.median(values), np.percentile(values, 95)]
                 if values.size
@@ -361,25 +431,27 @@ def _logged(page: _Page) -> str:
                 ]
             )
     headers = ["policy", "wait", "jobs", "mean", "median", "p95"]
-    return "".join(parts) + html_table(
-        headers, rows, "The same jobs' waits, as logged and as replayed"
+    return (
+        figure
+        + page.cut(runs)
+        + html_table(headers, rows, "Each policy's started jobs' waits, as logged and as replayed")
     )
 
 
 def _gantt(page: _Page, window: tuple[float, float] | None) -> str:
+    """The window's jobs on hosts, a panel per run over the same time axis."""
     results = page.results
     if window is None:
         return _no_jobs(results)
     low, high = window
     start = results.calendar_start
-    parts = [note(f"The window: {_when(low, start)} to {_when(high, start)}.")]
-    parts += page.per_run(
-        lambda _, records: partial(
-            figures.gantt, records=records, window=window, calendar_start=start
-        ),
-        "Gantt chart",
-    )
-    return "".join(parts)
+    runs = page.with_jobs()
+    draws = [
+        partial(figures.gantt, records=records, window=window, calendar_start=start, policy=name)
+        for name, records in page.drawn(runs)
+    ]
+    shown = note(f"The window: {_when(low, start)} to {_when(high, start)}.")
+    return shown + page.panels(draws, "Jobs on hosts", "Gantt chart") + page.cut(runs)
 
 
 def _when(seconds: float, calendar_start: float | None) -> str:
