@@ -365,3 +365,20 @@ def test_bad_preempt_mode_is_the_options_fault(tmp_path: Path) -> None:
         result = _xce(command, "--workload", missing, "--hosts", "1", "--preempt-mode", "x", *extra)
         assert result.exit_code == 2  # type: ignore[attr-defined]
         assert "--preempt-mode: unknown mode 'x'" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_replay_warnings_reach_stderr(tmp_path: Path) -> None:
+    """issue 26: a replay's warnings (backfill over jobs without a requested time,
+    xce.sim.caveats) are printed by simulate and, naming the policy, by compare, on
+    stderr (stdout, the JSON, unchanged)."""
+    jobs = tmp_path / "jobs.jsonl"
+    rows = [{"id": f"j{i}", "submit_time": i, "runtime": 60, "tasks": 1} for i in range(4)]
+    jobs.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    base = ["--workload", jobs, "--hosts", "2"]
+    alone = _xce("simulate", *base, "--backfill", "easy", "--json")
+    assert alone.exit_code == 0, alone.output  # type: ignore[attr-defined]
+    assert alone.stderr.startswith("xce: warning: backfill: 4 of the 4 jobs")  # type: ignore[attr-defined]
+    json.loads(alone.stdout)  # type: ignore[attr-defined]
+    both = _xce("compare", *base, "--policy", "fcfs+easy", "--policy", "fcfs", "--json")
+    lines = both.stderr.splitlines()  # type: ignore[attr-defined]
+    assert [line.split(": ")[:3] for line in lines] == [["xce", "warning", "fcfs+easy"]]

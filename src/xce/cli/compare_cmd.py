@@ -19,6 +19,7 @@ from xce.cli.conventions import PLOT_FORMAT_OPTION, check_plot_format
 from xce.cli.conventions import metric_text as cell
 from xce.cli.outputs import plain, shown, write_dir
 from xce.cli.replay_options import Replay
+from xce.cli.simulate_cmd import warn
 from xce.errors import InputError
 from xce.sim.files import COMPARE_JOBS, compare_files
 
@@ -77,6 +78,8 @@ def compare(
     out_dir = replay.out_dir(out, compare_files(plot_format), force)
     state, jobs, trace = replay.load()
     results = run_all(state, jobs, policies, replay.options(), trace)
+    for c in results:
+        warn(c.result.warnings, c.policy.text)
     workload = replay.workload
     data = comparison_json(workload, results)
     written = (

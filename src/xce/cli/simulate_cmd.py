@@ -160,6 +160,7 @@ def simulate(
     options = replay.options(picker, preemptor, backfill)
     result, replayed = _run(state, jobs, options, show=not as_json and sys.stderr.isatty())
     verify(result, replayed)
+    warn(result.warnings)
     policy = policy_text(state, picker, preemptor, backfill)
     data = {"policy": policy, **metrics(result, trace)}
     written = (
@@ -212,6 +213,16 @@ def _write(
         write_swf(result.records, staging / SWF_NAME, result.total_slots, workload)
 
     return write_dir(out, "--out", simulate_files(fmt), write, force=force)
+
+
+def warn(lines: list[str], policy: str | None = None) -> None:
+    """What the replay says about its inputs (``SimResult.warnings``, xce.sim.caveats),
+    on stderr, one ``xce: warning:`` line each (``policy``: which replay said it)."""
+    from xce.cli.outputs import plain
+
+    for line in dict.fromkeys(lines):
+        where = f"{policy}: " if policy is not None else ""
+        print(plain(f"xce: warning: {where}{line}"), file=sys.stderr)
 
 
 def policy_text(
