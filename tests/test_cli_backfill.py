@@ -307,8 +307,8 @@ def test_now_option_wins_over_the_state_now(tmp_path: Path) -> None:
 def test_expected_start_column(tiny: Path) -> None:
     """issue 12: the pending table gains ``expected start``: "t=100 s (in 1 min 30 s) on
     h0, h1, h2" for big, "-" for long under easy; "t=150 s (in 2 min 20 s) on h0" for
-    long under conservative (issue 25: times as a person reads them); the dispatched table marks "small (backfilled)". Without planning
-    there is no such column."""
+    long under conservative (issue 25: times as a person reads them); the dispatched
+    table marks "small (backfilled)". Without planning there is no such column."""
     text = _ok("schedule", tiny, "--backfill", "easy").stdout
     assert "expected start" in text
     assert "t=100 s (in 1 min 30 s) on h0, h1, h2" in _row(text, "big")
