@@ -652,3 +652,30 @@ def test_a_figure_draws_at_most_eight_runs(made: Path, tmp_path: Path) -> None:
     )
     assert "The figure draws the first 8 of 9 runs; the table has all." in _section(page, "waits")
     assert page.count('<td data-sort="fcfs, seed 8">') >= 1  # the tables keep the ninth
+
+
+@pytest.mark.parametrize(
+    ("varying", "label"),
+    [
+        (set(), "fcfs"),
+        ({"seed"}, "fcfs, seed 3"),
+        ({"cluster", "seed"}, "fcfs on 3x4, seed 3"),
+        ({"workload", "options", "repetition"}, "fcfs, a.swf, interval 60, repetition 2"),
+        ({"cell"}, "fcfs"),
+    ],
+)
+def test_a_sweep_cell_is_named_by_what_varies(varying: set[str], label: str) -> None:
+    """A cell's name in legends: its policy and only the columns that tell the cells apart
+    (labels of every column squeezed the figures beside their legends)."""
+    from xce.sim.report.read import _cell_label
+
+    row = {
+        "cell": "c1",
+        "policy": "fcfs",
+        "cluster": "3x4",
+        "workload": "/x/a.swf",
+        "seed": "3",
+        "options": "interval 60",
+        "repetition": "2",
+    }
+    assert _cell_label(row, varying) == label

@@ -71,7 +71,8 @@ def _compare(tmp_path: Path) -> Path:
 
 def _sweep(tmp_path: Path) -> Path:
     """A sweep of three policies on 40 generated jobs and 3 hosts of 4 slots, run here
-    cell after cell (xce sweep's own function, without Dask)."""
+    cell after cell (xce sweep's own function, without Dask), keeping each cell's jobs
+    (``--keep-jobs``: ``cells/<cell id>/jobs.csv``), so its report draws distributions."""
     from xce.cli.sweep_cmd import RESULTS, ResultsTable, run_sweep
     from xce.sim.sweep import load_grid
 
@@ -84,12 +85,26 @@ def _sweep(tmp_path: Path) -> Path:
     )
     out = tmp_path / "sweep"
     out.mkdir()
-    run_sweep(load_grid(grid), ResultsTable(out / RESULTS), None)
+    run_sweep(load_grid(grid), ResultsTable(out / RESULTS), None, keep_jobs=out)
     return out
 
 
 RESULTS_OF = {"compare": (_compare, "mean wait"), "sweep": (_sweep, "mean_wait_s")}
 """What each browser test opens: how its results are made, the column it sorts."""
+
+FIGURES = {
+    "waits": "wait CDFs",
+    "slowdown": "bounded slowdown by job size",
+    "utilisation": "utilisation",
+    "queues": "wait by queue",
+    "users": "wait by user",
+    "gantt": "Gantt chart",
+}
+"""The sections both pages draw (issue 26): one figure each, every policy or cell in it
+(the sweep's from its cells' kept jobs)."""
+
+WINDOW_PX = 1280
+"""The browser window's width: a small laptop screen, at which figures must read."""
 
 
 @pytest.fixture(params=sorted(RESULTS_OF))
@@ -148,7 +163,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         options.add_argument(flag)
-    options.add_argument("--window-size=1280,2400")
+    options.add_argument(f"--window-size={WINDOW_PX},2400")
     options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=DRIVER, log_output=str(tmp_path / "chromedriver.log"))
@@ -198,12 +213,24 @@ def test_the_report_in_chromium(page: tuple[str, Path], browser: Any, tmp_path: 
         "r.height]; });"
     )
     assert len(images) == path.read_text(encoding="utf-8").count("<img ")
-    assert len(images) >= 6  # at least wait by queue and by user for each policy
     for alt, complete, natural, width, height in images:
         assert complete, alt
         assert natural > 0, alt
         assert width > 0, alt
         assert height > 0, alt
+        # at 1280 pixels a figure is shown at its own size, not shrunk (issue 26)
+        assert width == natural >= 1000, alt
+
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('section')).map(function (s) { return "
+        "[s.id, Array.from(s.querySelectorAll('img')).map(function (i) { return i.alt; })]; });"
+    )
+    drawn = dict(shown)
+    for key, alt in FIGURES.items():
+        assert drawn.get(key) == [alt], (key, drawn.get(key))
+    if which == "compare":  # a trace that logs its waits
+        assert drawn["logged"] == ["simulated against logged wait"]
+    assert "per-job records" not in browser.find_element("css selector", "#waits").text
 
     table = browser.find_element("css selector", "#summary table")
     headers = table.find_elements("css selector", "th")
@@ -224,6 +251,10 @@ def test_the_report_in_chromium(page: tuple[str, Path], browser: Any, tmp_path: 
     shot = tmp_path / f"report-{which}.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
+    for key in drawn:  # each section as a reader sees it, to look at (not compared)
+        section = browser.find_element("css selector", f"#{key}")
+        browser.execute_script("arguments[0].scrollIntoView();", section)
+        assert section.screenshot(str(tmp_path / f"report-{which}-{key}.png"))
     if which == "compare" and os.environ.get("XCE_SAVE_SCREENSHOT") == "1":
         (ROOT / "docs" / "img").mkdir(exist_ok=True)
         shutil.copyfile(shot, ROOT / "docs" / "img" / "report.png")

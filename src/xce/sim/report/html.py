@@ -151,6 +151,7 @@ def document(results: Results, sections: Sequence[tuple[str, str, str]]) -> str:
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>"
         f"<p>{html.escape(f'{what}: {results.directory}')}; {len(results.runs)} "
-        f"policies. Click a column heading to sort a table.</p><nav>{nav}</nav>{body}"
+        f"{'cells' if results.kind == 'sweep' else 'policies'}. Click a column heading to "
+        f"sort a table.</p><nav>{nav}</nav>{body}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )

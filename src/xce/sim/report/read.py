@@ -210,9 +210,9 @@ def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
             line=1,
         )
     at = header.index("metrics")
-    workloads = (
-        {row[header.index("workload")] for row in table[1:]} if "workload" in header else set()
-    )
+    varying = {
+        c for k, c in enumerate(header) if c != "policy" and len({r[k] for r in table[1:]}) > 1
+    }
     runs = []
     for number, row in enumerate(table[1:], start=2):
         named = dict(zip(header, row, strict=True))
@@ -223,7 +223,7 @@ def _read_sweep(path: Path) -> tuple[Kind, str, list[Run], dict[str, Any]]:
                 )
         metrics = _parse_json(row[at], str(path), number, "the metrics column: ")
         _check_metrics(metrics, str(path), "metrics.", number)
-        label = _cell_label(named, len(workloads) > 1) or f"row {number}"
+        label = _cell_label(named, varying) or f"row {number}"
         runs.append(Run(label, metrics, _cell_jobs(path.parent, named["cell"])))
     table = [row[:at] + row[at + 1 :] for row in table]
     return "sweep", _sweep_workload(table), runs, {"sweep": [tuple(r) for r in table]}
@@ -238,19 +238,20 @@ def _cell_jobs(directory: Path, cell: str) -> tuple[JobRecord, ...] | None:
     return _records(jobs) if jobs.is_file() else None
 
 
-def _cell_label(row: dict[str, str], workload: bool) -> str:
-    """A sweep cell's name in titles: ``fcfs+easy on 3x4, seed 1, interval 60``, with the
-    workload when the sweep has several (its ``cell`` id when nothing else is there)."""
+def _cell_label(row: dict[str, str], varying: set[str]) -> str:
+    """A sweep cell's name in titles and legends: its policy and what else tells it
+    from the other cells (``fcfs+easy on 3x4, seed 1, interval 60``: only the columns
+    that vary); its ``cell`` id when nothing else is there."""
     parts = [row.get("policy", "")]
-    if row.get("cluster"):
+    if row.get("cluster") and "cluster" in varying:
         parts[0] += f" on {row['cluster']}"
-    if workload and row.get("workload"):
+    if row.get("workload") and "workload" in varying:
         parts.append(Path(row["workload"]).name)
-    if row.get("seed"):
+    if row.get("seed") and "seed" in varying:
         parts.append(f"seed {row['seed']}")
-    if row.get("options") not in (None, "", "-"):
+    if row.get("options") not in (None, "", "-") and "options" in varying:
         parts.append(row["options"])
-    if row.get("repetition") not in (None, "", "0"):
+    if row.get("repetition") not in (None, "", "0") and "repetition" in varying:
         parts.append(f"repetition {row['repetition']}")
     return ", ".join(p for p in parts if p) or row.get("cell", "")
 
