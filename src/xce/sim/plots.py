@@ -285,7 +285,7 @@ def _utilisation(
         ax.set_title(f"Cluster utilisation per {unit}")
     else:
         ax.set_title(
-            f"Cluster utilisation per {unit}, first submission to last end: "
+            f"Cluster utilisation per {unit}, first submission to last end:\n"
             f"all work {100 * used.all_work:.1f} %, the workload's jobs {100 * used.workload:.1f} %"
         )
         ends = time_x(np.array([used.start, used.end]), calendar_start)
