@@ -42,6 +42,11 @@ class BackfillPolicy(Protocol):
       placement chosen afresh can move a job onto hosts a later job was promised).
       False: every plan places afresh, preferring the hosts freed latest (what lets
       EASY equal its processor-count formulation).
+    - ``planner`` (optional attribute): a factory ``planner(allocator, now)`` of the
+      session's :class:`~xce.alloc.planner.Planner` (a subclass), for a policy that
+      plans by rules of its own (``slurm``: Slurm's sched/backfill). Without it, the
+      builtin planner. The queues of one session that plan must agree on it (else bad
+      input); a session with such a planner does not repeat the last one's decisions.
     """
 
     name: str

@@ -359,6 +359,23 @@ class Session:
         pending = self.state.jobs if jobs is None else jobs
         return any(self.backfill_for(q).plans for q in {j.queue for j in pending})
 
+    def _new_planner(self, pending: Sequence[PendingJob], now: float) -> Planner:
+        """The session's planner: the builtin one, or the one the planning queues'
+        backfill policy makes (BackfillPolicy.planner); queues that would plan by
+        different rules in one session are bad input."""
+        policies = {self.backfill_for(q) for q in {j.queue for j in pending}}
+        factories = {getattr(p, "planner", None) for p in policies if p.plans}
+        if len(factories) > 1:
+            names = ", ".join(sorted(p.name for p in policies if p.plans))
+            raise InputError(f"backfill policies {names} plan by different rules: use one")
+        factory = next(iter(factories), None)
+        if factory is None:
+            return Planner(self.allocator, now)
+        planner = factory(self.allocator, now)
+        if not isinstance(planner, Planner):
+            raise InternalError(f"a backfill policy's planner gave {planner!r}, not a Planner")
+        return planner
+
     def picker_for(self, q: Queue) -> JobPicker:
         """The queue's own picker, else the session's default."""
         return self.pickers.get(q.picker or self.default_picker)
@@ -542,6 +559,7 @@ class Session:
             and not state.reservations
             and not any(q.preempts for q in state.queues.values())
             and self._gates is None  # a gate opens with time, not only with resources
+            and type(self._planner) is Planner  # a policy's own rules: not proven to repeat
         )
 
     def _decide_planned(self, pick: Pick, planner: Planner) -> Decision:
@@ -660,7 +678,7 @@ class Session:
             pending = self._expand_arrays(pending, self._gates)
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
-            self._planner = Planner(alloc, when)
+            self._planner = self._new_planner(pending, when)
             skip_blocked = False  # a plan, not the picker, may decide who waits
             if self._report is not None:
                 self._startable = _Startable(
