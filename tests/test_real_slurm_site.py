@@ -25,9 +25,11 @@ all there, a failure is a failure. The premise checks are plain assertions.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -144,8 +146,8 @@ FEATURES = {
         lambda s, c: s.get("picker") == "priority" and "priority" in _pending_entry(s, c, "gwide"),
     ),
     "tiers": Feature(
-        "partition tiers (queues batch below prio; 22.05's sinfo --json has no partitions, "
-        "only scontrol show partition's text gives PriorityTier)",
+        "partition tiers (queues batch below prio, from slurmrestd's /partitions: "
+        "22.05's sinfo --json has none)",
         lambda s, c: _tiers_known(s),
     ),
     "unattributed": Feature(
@@ -179,6 +181,12 @@ FEATURES = {
     "hold": Feature(
         "held jobs (jobs[].hold)", lambda s, c: bool(_pending_entry(s, c, "held").get("hold"))
     ),
+    "whole_nodes": Feature(
+        "backfill plans that hold whole nodes: Slurm 22.05's sched/backfill reserves every "
+        "node of a job it plans for that job's window (its node_space map, logged by "
+        "DebugFlags=BackfillMap), xce's planner only the slots and resources",
+        lambda s, c: XCE_PLANS_WHOLE_NODES,
+    ),
     "node_count": Feature(
         "no node count where -N was not given (n0job without span[])",
         lambda s, c: "span[" not in str(_pending_entry(s, c, "spread2").get("resreq", "")),
@@ -192,6 +200,10 @@ def _tiers_known(state: dict[str, Any]) -> bool:
         return False
     return bool(queues["prio"].get("priority", 0) > queues["batch"].get("priority", 0))
 
+
+# No xce backfill policy reserves whole nodes for a planned job as Slurm's does; set
+# this (or detect the policy) once one does, and the expected-start comparisons count.
+XCE_PLANS_WHOLE_NODES = False
 
 # Every comparison depends on the order (priority, tiers) and on the nodes' free capacity
 # (PLANNED n4; the unseen job on n1 for jobs that may use n1; the GPUs on the g nodes
@@ -209,12 +221,14 @@ OWN = {
 }
 
 
-def _needs(name: str) -> tuple[str, ...]:
+def _needs(name: str, start: bool) -> tuple[str, ...]:
+    """The features ``name``'s comparison needs: whether xce pends it, or (``start``)
+    also when it plans it."""
     partitions = set(BY_NAME[name].args[1].split(","))  # every Sub starts with -p
     side = (("unattributed",) if "batch" in partitions else ()) + (
         ("gpu",) if "prio" in partitions else ()
     )
-    return COMMON + side + OWN.get(name, ())
+    return COMMON + side + OWN.get(name, ()) + (("whole_nodes",) if start else ())
 
 
 # --- a capture and its comparison ------------------------------------------------------
@@ -222,8 +236,8 @@ def _needs(name: str) -> tuple[str, ...]:
 
 @dataclass
 class Capture:
-    """A capture (its directory holds squeue.json, sinfo.json, squeue-start.txt, time),
-    what xce made of it, or why it could not."""
+    """A capture (a directory of squeue.json, sinfo.json, live ones partitions.json,
+    squeue-start.txt, time), what xce made of it, or why it could not."""
 
     dir: Path
     now: int
@@ -338,8 +352,9 @@ def compare(cap: Capture, name: str) -> Verdict:
     return Verdict(name, pends, start, detail)
 
 
-def _missing(cap: Capture, name: str) -> list[str]:
-    return [FEATURES[f].name for f in _needs(name) if not FEATURES[f].present(cap.state, cap)]
+def _missing(cap: Capture, name: str, start: bool) -> list[str]:
+    needs = _needs(name, start)
+    return [FEATURES[f].name for f in needs if not FEATURES[f].present(cap.state, cap)]
 
 
 def _verdict_or_xfail(cap: Capture, name: str) -> Verdict:
@@ -348,12 +363,12 @@ def _verdict_or_xfail(cap: Capture, name: str) -> Verdict:
     return compare(cap, name)
 
 
-def _expect(cap: Capture, name: str, ok: bool, detail: str) -> None:
-    """Assert ``ok``; a failure while a feature the job needs is missing from the
-    import is an xfail naming them."""
-    missing = _missing(cap, name) if not ok else []
+def _expect(cap: Capture, name: str, ok: bool, detail: str, start: bool) -> None:
+    """Assert ``ok``; a failure while a feature the comparison needs is missing is an
+    xfail naming them."""
+    missing = _missing(cap, name, start) if not ok else []
     if missing:
-        pytest.xfail(f"{detail}; missing from the import: {'; '.join(missing)}")
+        pytest.xfail(f"{detail}; missing: {'; '.join(missing)}")
     assert ok, detail
 
 
@@ -384,10 +399,13 @@ def _check_agreement(cap: Capture) -> None:
     print(line)
     for row in differ:
         print("  " + row)
-    names = [n for n in PENDING if n in {j["name"] for j in cap.jobs}]
-    missing = sorted({m for n in names for m in _missing(cap, n)})
+    verdicts = [compare(cap, n) for n in PENDING if n in {j["name"] for j in cap.jobs}]
+    missing = sorted(
+        {m for v in verdicts if not v.pends or v.start is False for m in
+         _missing(cap, v.name, start=v.pends)}
+    )  # fmt: skip
     if differ and missing:
-        pytest.xfail(f"{line}; missing from the import: {'; '.join(missing)}")
+        pytest.xfail(f"{line}; missing: {'; '.join(missing)}")
     assert not differ, line + "\n" + "\n".join(differ)
 
 
@@ -429,7 +447,7 @@ def test_committed_capture_agreement(committed: dict[str, Capture], snap: str) -
 def test_committed_job_pends_in_xce(committed: dict[str, Capture], snap: str, name: str) -> None:
     cap = committed[snap]
     verdict = _verdict_or_xfail(cap, name)
-    _expect(cap, name, verdict.pends, verdict.detail)
+    _expect(cap, name, verdict.pends, verdict.detail, start=False)
 
 
 def _committed_starts() -> list[tuple[str, str]]:
@@ -450,7 +468,7 @@ def test_committed_expected_start(committed: dict[str, Capture], snap: str, name
     bf_resolution."""
     cap = committed[snap]
     verdict = _verdict_or_xfail(cap, name)
-    _expect(cap, name, bool(verdict.start), verdict.detail)
+    _expect(cap, name, bool(verdict.start), verdict.detail, start=True)
 
 
 def test_unseen_job_left_out_of_committed_captures() -> None:
@@ -477,9 +495,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         _stop(running.dir, running.seen)
 
 
+ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED"}
+
+
 def _squeue(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The jobs not yet ended (22.05's squeue --json also lists ended ones for
+    MinJobAge, 300 s: cancelled, completed)."""
     jobs: list[dict[str, Any]] = json.loads(_run(["squeue", "--json"], env))["jobs"]
-    return jobs
+    return [j for j in jobs if j["job_state"] in ACTIVE]
 
 
 def _submit(cluster: Path, stage: int, ids: dict[str, str]) -> None:
@@ -514,6 +537,32 @@ def _last_backfill(env: dict[str, str]) -> int:
     return int(found.group(1)) if found else 0
 
 
+class _UnixHTTP(http.client.HTTPConnection):
+    """HTTP over slurmrestd's unix socket (start.sh: DIR/rest.sock)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__("localhost", timeout=30)
+        self._path = str(path)
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self._path)
+
+
+def _rest(cluster: Path, path: str) -> str:
+    """GET ``path`` from the cluster's slurmrestd."""
+    conn = _UnixHTTP(cluster / "rest.sock")
+    try:
+        conn.request("GET", path)
+        answer = conn.getresponse()
+        body = answer.read().decode()
+    finally:
+        conn.close()
+    if answer.status != 200:
+        raise AssertionError(f"slurmrestd GET {path}: {answer.status}\n{body[:2000]}")
+    return body
+
+
 def _take(cluster: Path, snap: Path, after: int) -> int:
     """Wait for a backfill cycle that began after ``after`` and after every job's
     submission or start, then keep what Slurm says; returns the cycle's time."""
@@ -540,6 +589,8 @@ def _take(cluster: Path, snap: Path, after: int) -> int:
     }
     for name, command in commands.items():
         (snap / name).write_text(_run(command, env))
+    # 22.05's CLI prints no partitions as JSON: the tiers only from slurmrestd.
+    (snap / "partitions.json").write_text(_rest(cluster, "/slurm/v0.0.38/partitions"))
     (snap / "time").write_text(f"{now}\n")
     raw = json.loads((snap / "raw" / "squeue.json").read_text())
     raw["jobs"] = [j for j in raw["jobs"] if j["name"] != UNSEEN]
@@ -636,7 +687,8 @@ def test_slurm_gpus_and_node_counts(live: list[Capture], i: int) -> None:
 @pytest.mark.parametrize("i", LIVE)
 def test_slurm_plans_the_deep_queue(live: list[Capture], i: int) -> None:
     """Slurm gives expected starts to the deep queue, keeps an idle node PLANNED for
-    pint, and its multifactor priorities put prio above batch and vary with size."""
+    pint, and its multifactor priorities put prio above batch and vary with size; its
+    /partitions gives the tiers."""
     cap = live[i]
     planned = [n for n in PENDING if cap.id_of(n) in cap.starts]
     assert len(planned) >= MIN_PLANNED, planned
@@ -645,6 +697,8 @@ def test_slurm_plans_the_deep_queue(live: list[Capture], i: int) -> None:
     batch = [cap.job(n)["priority"] for n in ("big8", "n0job", "spread2", "pair2", "q1")]
     assert min(prio) > max(batch)
     assert len(set(batch)) > 1
+    partitions = json.loads((cap.dir / "partitions.json").read_text())["partitions"]
+    assert {p["name"]: p["priority_tier"] for p in partitions} == {"batch": 1, "prio": 2}
 
 
 @pytest.mark.slurm
@@ -682,7 +736,7 @@ def test_agreement_with_slurm(live: list[Capture], i: int) -> None:
 def test_slurm_pending_job_pends_in_xce(live: list[Capture], i: int, name: str) -> None:
     cap = live[i]
     verdict = _verdict_or_xfail(cap, name)
-    _expect(cap, name, verdict.pends, verdict.detail)
+    _expect(cap, name, verdict.pends, verdict.detail, start=False)
 
 
 @pytest.mark.slurm
@@ -694,4 +748,44 @@ def test_expected_start_is_xces_planned_start(live: list[Capture], i: int, name:
     verdict = _verdict_or_xfail(cap, name)
     if verdict.start is None:
         pytest.skip(f"Slurm gives {name} no expected start in capture {i + 1}")
-    _expect(cap, name, verdict.start, verdict.detail)
+    _expect(cap, name, verdict.start, verdict.detail, start=True)
+
+
+@pytest.mark.slurm
+def test_slurm_backfill_reserves_whole_nodes(site: Cluster, live: list[Capture]) -> None:
+    """Why the expected starts differ (FEATURES["whole_nodes"]), shown on its own after
+    the captures: n1-n4 full, A holding n1 (8 CPUs) for 10 min; B and C, 4 CPUs each,
+    pend. B is planned on n1 at A's end; C, which fits beside B on n1, is planned only
+    at B's end (bf_resolution-rounded): Slurm's plan for B held all of n1."""
+    env = _env(site.dir)
+    jobs = [str(j["job_id"]) for j in _squeue(env)]
+    if jobs:
+        _run(["scancel", *jobs], env)
+    _until("the queue empties", lambda: not _squeue(env))
+    _until(
+        "n1-n4 idle",
+        lambda: _run(["sinfo", "-h", "-p", "batch", "-t", "idle", "-o", "%D"], env).strip() == "4",
+    )
+    ids: dict[str, str] = {}
+    head = ["sbatch", "--parsable", "-o", "/dev/null", "-D", str(site.dir), "-p", "batch"]
+    for name, node, limit in (
+        ("A", "n1", "10"),
+        ("F2", "n2", "60"),
+        ("F3", "n3", "60"),
+        ("F4", "n4", "60"),
+    ):
+        args = [*head, "-J", name, "-w", node, "-n", "8", "--mem", "1000", "-t", limit]
+        ids[name] = _run([*args, "--wrap", "sleep 300"], env).strip()
+    _until("A and the fillers run", lambda: _all_run(env))
+    for name in ("B", "C"):
+        args = [*head, "-J", name, "-n", "4", "--mem", "1000", "-t", "30"]
+        ids[name] = _run([*args, "--wrap", "sleep 300"], env).strip()
+    submitted = int(time.time())
+    _until("a backfill cycle after B and C", lambda: _last_backfill(env) > submitted)
+    starts = _starts(_run(["squeue", "--start", "-h", "-o", "%i %S %Y %r"], env))
+    a_end = next(j["end_time"] for j in _squeue(env) if str(j["job_id"]) == ids["A"])
+    b, c = starts[ids["B"]], starts[ids["C"]]
+    assert b == a_end
+    assert c == (b + 30 * 60) // BF_RESOLUTION * BF_RESOLUTION, (
+        f"C expected at {c}: slot-granular plans would put it beside B at {b}"
+    )

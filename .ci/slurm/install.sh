@@ -2,9 +2,9 @@
 # Install Debian's Slurm (22.05 on bookworm) and munge, without starting their
 # services: the test suite starts its own daemons in a temporary directory.
 set -euo pipefail
-# The daemons, and the client commands tests/test_real_slurm.py runs.
+# The daemons (slurmrestd for the site profile), and the client commands the tests run.
 have() { for c in "$@"; do command -v "$c" >/dev/null || return 1; done; }
-if have slurmctld slurmd munged sbatch squeue sinfo scancel scontrol sdiag; then
+if have slurmctld slurmd slurmrestd munged sbatch squeue sinfo scancel scontrol sdiag sprio; then
     exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 2; }
@@ -18,4 +18,4 @@ fi
 trap '[ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    slurmctld slurmd slurm-client munge >/dev/null
+    slurmctld slurmd slurmrestd slurm-client munge >/dev/null

@@ -10,8 +10,8 @@
 #            g1-g2 have 4 GPUs each (gres.conf: a count, and four stand-in device
 #            files, which 22.05 requires); partitions batch (n1-n4, default, tier 1)
 #            and prio (n3-n4, g1-g2, tier 2) overlap on n3-n4
-#            (tests/test_real_slurm_site.py). Other ports than default's, so the
-#            two can run at once.
+#            (tests/test_real_slurm_site.py); slurmrestd on DIR/rest.sock. Other
+#            ports than default's, so the two can run at once.
 # Writes DIR/slurm.conf (and DIR/gres.conf), DIR/env (source it for SLURM_CONF) and
 # DIR/pids (one process id a line), which stop.sh reads. Run as root.
 set -euo pipefail
@@ -113,10 +113,26 @@ for _ in $(seq 50); do
 done
 cat "$dir/slurmctld.pid" "$dir"/slurmd-*.pid >> "$dir/pids"
 # Every node idle (a node still registering shows unknown), not just the first.
+idle=0
 for _ in $(seq 100); do
-    [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 6 ] && exit 0
+    [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 6 ] && idle=1 && break
     sleep 0.2
 done
-echo "start.sh: not all six nodes idle; see $dir/log" >&2
-sinfo -N >&2 || true
+if [ "$idle" = 0 ]; then
+    echo "start.sh: not all six nodes idle; see $dir/log" >&2
+    sinfo -N >&2 || true
+    exit 1
+fi
+[ "$profile" = site ] || exit 0
+# slurmrestd on DIR/rest.sock, for what 22.05's CLI has no JSON of (/partitions: the
+# tiers). It refuses to run as root unless told to (SLURMRESTD_SECURITY); rest_auth/
+# local authenticates the caller by the socket's peer.
+SLURMRESTD_SECURITY=disable_user_check slurmrestd -f "$SLURM_CONF" -a rest_auth/local \
+    -s openapi/v0.0.38 "unix:$dir/rest.sock" </dev/null >"$dir/log/slurmrestd.log" 2>&1 &
+echo $! >> "$dir/pids"
+for _ in $(seq 50); do
+    [ -S "$dir/rest.sock" ] && exit 0
+    sleep 0.2
+done
+echo "start.sh: slurmrestd did not listen on $dir/rest.sock; see $dir/log" >&2
 exit 1

@@ -33,14 +33,30 @@ pids=$(cat "$dir/pids")
 # environment is empty) and a job's processes (this SLURM_CONF and a SLURM_JOB_ID in
 # their environment). Found by those marks, stopped by process id.
 pids="$pids $(marked_pids "$dir")"
+# alive PID: the process exists and is no zombie (kill -0 succeeds on a zombie, which
+# is dead but not yet reaped by its parent).
+alive() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
+}
+# gone: wait (up to 5 s) until none of $pids is alive.
+gone() {
+    local pid left
+    for _ in $(seq 50); do
+        left=0
+        for pid in $pids; do alive "$pid" && left=1; done
+        [ "$left" = 0 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 # shellcheck disable=SC2086
 kill $pids 2>/dev/null
-for _ in $(seq 50); do
-    alive=0
-    for pid in $pids; do kill -0 "$pid" 2>/dev/null && alive=1; done
-    [ "$alive" = 0 ] && exit 0
-    sleep 0.1
-done
+gone && exit 0
 # shellcheck disable=SC2086
 kill -9 $pids 2>/dev/null
+# Until SIGKILL has taken effect, so that whoever checks next finds nothing alive.
+gone
 exit 0
