@@ -171,7 +171,7 @@ def _reason(
             (),
         )
     if st.limit is not None and float(lim.sum()) < n:
-        return PendReason.LIMIT, _limit_message(st, lim, n, "in all"), (st.limit.name,)
+        return PendReason.LIMIT, _limit_message(st, lim, n), (st.limit.name,)
     if not _fits(slots, n, span):
         return (
             PendReason.SPAN,
@@ -185,9 +185,10 @@ def _reason(
             (),
         )
     if st.limit is not None and not _fits(lim, n, span):
+        assert span is not None  # without a span, fitting is the total checked above
         return (
             PendReason.LIMIT,
-            _limit_message(st, lim, n, f"as span[{span}] asks"),
+            _limit_message(st, lim, n, _shape_shortfall(lim, n, span)),
             (st.limit.name,),
         )
     p = pp.primary
@@ -212,17 +213,43 @@ def _count(x: float) -> str:
     return str(int(x)) if np.isfinite(x) else "unlimited"
 
 
-def _limit_message(st: _Stages, lim: FloatArray, n: int, how: str) -> str:
+def _limit_message(st: _Stages, lim: FloatArray, n: int, shape: str | None = None) -> str:
+    """The limit's per-host caps and what its headroom falls short of: the job's tasks
+    in all, or (``shape``) the hosts its span asks for, though the total would do."""
     assert st.limit is not None
     caps = [
         f"{v:g} {k}"
         for k, v in (("slots", st.limit.slots), ("jobs", st.limit.jobs))
         if v is not None
     ] + [f"{v:g} {k}" for k, v in st.limit.resources.items()]
-    return (
-        f"limit {st.limit.name!r} (per host: {', '.join(caps)}): the hosts' headroom "
-        f"holds {_count(lim.sum())} of the {n} task(s) wanted, {how}"
-    )
+    head = f"limit {st.limit.name!r} (per host: {', '.join(caps)}): "
+    if shape is None:
+        return (
+            head
+            + f"the hosts' headroom holds {_count(lim.sum())} of the {n} task(s) wanted, in all"
+        )
+    return head + shape
+
+
+def _shape_shortfall(cap: FloatArray, n: int, span: Span) -> str:
+    """Why hosts able to take ``cap`` tasks each cannot hold ``n`` in the span's shape,
+    said as the hosts the span needs against the hosts there are (the total is enough:
+    saying "holds 9 of the 8 wanted" read as a contradiction, issue 26)."""
+    total = f"the headroom holds {_count(cap.sum())} task(s) in all, not in that shape"
+    if span.ptile is not None:
+        p = span.ptile
+        full, rest = divmod(n, p)
+        big = int(np.count_nonzero(cap >= p))
+        need = f"{full} host(s) with headroom for {p} task(s)"
+        if rest:
+            need += f" and one more for {rest}"
+        if big >= full:  # the full hosts are there; no other host has room for the rest
+            have = f"{big} host(s) have room for {p} and no other for {rest}"
+        else:
+            have = f"only {big} host(s) have room for {p}"
+        return f"{n} task(s) at span[{span}] need {need}; {have} ({total})"
+    most = _count(cap.max()) if len(cap) else "0"
+    return f"span[{span}] needs room for all {n} task(s) on one host; the most is {most} ({total})"
 
 
 def _breakdown(
