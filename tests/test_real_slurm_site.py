@@ -6,8 +6,9 @@ two overlapping partitions of different tiers and GPUs on g1-g2. The live tests
 (marked ``slurm``) submit ``WORKLOAD`` in two stages (what should run first, then the
 deep queue), take ``CAPTURES`` captures each after a new backfill cycle, check that
 Slurm does what the workload is built to make it do (the premise), then import each
-capture with ``xce import slurm`` and compare ``xce schedule --json --backfill
-conservative --now T`` with Slurm, job by job: a job Slurm pends pends in xce, and
+capture with ``xce import slurm`` and compare ``xce schedule --json --backfill POLICY
+--now T`` (``slurm``, the policy that plans as sched/backfill, else ``conservative``)
+with Slurm, job by job: a job Slurm pends pends in xce, and
 Slurm's expected start (``squeue --start``) is xce's ``planned_start`` within
 bf_resolution.
 
@@ -41,6 +42,7 @@ from typing import Any
 import pytest
 
 from test_real_slurm import Cluster, _env, _require_slurm, _run, _stop, cluster_processes
+from xce.backfill import default_backfills
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / ".ci" / "slurm"
@@ -50,6 +52,9 @@ BF_RESOLUTION = 60  # s: Slurm's default bf_resolution
 CAPTURES = 3
 STAGE_TIMEOUT = 60.0  # s: bound on waiting for stage 1 to run, or for a backfill cycle
 UNSEEN = "unseen"  # runs, but is left out of the captured squeue.json
+# The backfill policy the comparisons use: Slurm's own when xce has it (whole-node plans,
+# docs/backfill.md), else conservative (which plans every job, but slots, not nodes).
+POLICY: str = "slurm" if "slurm" in default_backfills().names() else "conservative"
 
 
 @dataclass(frozen=True)
@@ -184,8 +189,14 @@ FEATURES = {
     "whole_nodes": Feature(
         "backfill plans that hold whole nodes: Slurm 22.05's sched/backfill reserves every "
         "node of a job it plans for that job's window (its node_space map, logged by "
-        "DebugFlags=BackfillMap), xce's planner only the slots and resources",
-        lambda s, c: XCE_PLANS_WHOLE_NODES,
+        "DebugFlags=BackfillMap); xce's conservative policy only the slots (the backfill "
+        "policy 'slurm' does)",
+        lambda s, c: POLICY == "slurm",
+    ),
+    "two_partitions": Feature(
+        "a job in two partitions (both2, -p batch,prio) planned in each, as Slurm does "
+        "(a reservation in prio on n4 and one in batch on n2)",
+        lambda s, c: _in_both(_pending_entry(s, c, "both2")),
     ),
     "node_count": Feature(
         "no node count where -N was not given (n0job without span[])",
@@ -201,9 +212,13 @@ def _tiers_known(state: dict[str, Any]) -> bool:
     return bool(queues["prio"].get("priority", 0) > queues["batch"].get("priority", 0))
 
 
-# No xce backfill policy reserves whole nodes for a planned job as Slurm's does; set
-# this (or detect the policy) once one does, and the expected-start comparisons count.
-XCE_PLANS_WHOLE_NODES = False
+def _in_both(job: dict[str, Any]) -> bool:
+    """The imported both2 may run in batch and in prio (a list of queues, or both
+    partitions' tags in its requirement)."""
+    queue, resreq = job.get("queue"), str(job.get("resreq", ""))
+    two_queues = isinstance(queue, list) and {"batch", "prio"} <= set(queue)
+    return two_queues or ("partition_batch" in resreq and "partition_prio" in resreq)
+
 
 # Every comparison depends on the order (priority, tiers) and on the nodes' free capacity
 # (PLANNED n4; the unseen job on n1 for jobs that may use n1; the GPUs on the g nodes
@@ -219,6 +234,9 @@ OWN = {
     "n0job": ("node_count",),
     "spread2": ("node_count",),
 }
+# Start comparisons also need Slurm's way of planning, and those of jobs that may use
+# batch's nodes both2's reservation there.
+PLANNING = ("whole_nodes",)
 
 
 def _needs(name: str, start: bool) -> tuple[str, ...]:
@@ -228,7 +246,8 @@ def _needs(name: str, start: bool) -> tuple[str, ...]:
     side = (("unattributed",) if "batch" in partitions else ()) + (
         ("gpu",) if "prio" in partitions else ()
     )
-    return COMMON + side + OWN.get(name, ()) + (("whole_nodes",) if start else ())
+    planning = PLANNING + (("two_partitions",) if "batch" in partitions else ())
+    return COMMON + side + OWN.get(name, ()) + (planning if start else ())
 
 
 # --- a capture and its comparison ------------------------------------------------------
@@ -278,8 +297,8 @@ def _last_line(text: str) -> str:
 
 
 def load_capture(snap: Path) -> Capture:
-    """Read a capture directory and run xce on it: import, then a conservative session
-    at the capture's time."""
+    """Read a capture directory and run xce on it: import, then a session with
+    backfill POLICY at the capture's time."""
     cap = Capture(
         dir=snap,
         now=int((snap / "time").read_text()),
@@ -296,7 +315,7 @@ def load_capture(snap: Path) -> Capture:
         cap.failed = f"xce import slurm exits {done.returncode}: {_last_line(done.stderr)}"
         return cap
     cap.state = json.loads(out.read_text())
-    schedule = [str(XCE), "schedule", str(out), "--json", "--backfill", "conservative"]
+    schedule = [str(XCE), "schedule", str(out), "--json", "--backfill", POLICY]
     done = subprocess.run(
         [*schedule, "--now", str(cap.now)], capture_output=True, text=True, check=False
     )
@@ -393,7 +412,7 @@ def _check_agreement(cap: Capture) -> None:
         pytest.xfail(f"no comparison: {cap.failed} (see test_capture_imports)")
     pends, of, starts, given, differ = agreement(cap)
     line = (
-        f"{cap.dir.name}: xce pends {pends} of the {of} jobs Slurm pends; "
+        f"{cap.dir.name}: xce (--backfill {POLICY}) pends {pends} of the {of} jobs Slurm pends; "
         f"planned starts agree on {starts} of the {given} expected starts Slurm gives"
     )
     print(line)
