@@ -199,7 +199,83 @@ def bench_preempt() -> list[Result]:
     return out
 
 
+def fewest_state(n_hosts: int = 5_000, pair: bool = True) -> ClusterState:
+    """Issue 26: a 7-task ``span[ptile=4]`` job of ``high`` on ``n_hosts`` hosts of 4
+    slots, all full. ``pair``: the greedy orders take three victims of ``low`` where two
+    suffice (tests/test_preemption.py's case, on four of the hosts; the rest held by
+    ``other``, which is not preempted). Else the worst case of the bounded search: 40
+    one-slot ``low`` jobs fill ten hosts, ``other`` holds 3 of the 4 slots of every other
+    host: seven victims are needed, but the free slots let every pair past the cheap
+    bound, so the search spends its whole probe budget on pairs and gives up."""
+    hosts = [{"name": f"n{i:05d}", "slots": 4} for i in range(n_hosts)]
+    running: list[dict[str, object]] = []
+    if pair:
+        low = [
+            ("Z", {"n00000": 2, "n00001": 2}, 9.0),
+            ("P", {"n00000": 2}, 8.0),
+            ("Q", {"n00001": 2}, 7.0),
+            ("R", {"n00002": 4}, 2.0),
+            ("S", {"n00003": 2}, 1.0),
+        ]
+        hosts[3]["slots"] = 3
+        first = 4
+    else:
+        low = [(f"v{i}", {f"n{i // 4:05d}": 1}, float(i)) for i in range(40)]
+        first = 10
+    for name, on, start in low:
+        alloc = [{"host": h, "slots": k} for h, k in on.items()]
+        running.append({"id": name, "queue": "low", "start_time": start, "alloc": alloc})
+    for i in range(first, n_hosts):
+        held = 4 if pair else 3
+        running.append(
+            {"id": f"o{i}", "queue": "other", "alloc": [{"host": f"n{i:05d}", "slots": held}]}
+        )
+    data = {
+        "hosts": hosts,
+        "queues": {
+            "high": {"priority": 50, "preempts": ["low"]},
+            "low": {"priority": 10},
+            "other": {"priority": 5},
+        },
+        "running": running,
+        "jobs": [{"id": "h", "tasks": 7, "queue": "high", "resreq": "span[ptile=4]"}],
+    }
+    return state_from_dict(data, "<bench fewest>")
+
+
+def bench_fewest() -> list[Result]:
+    """Issue 26: the cost of the bounded search for the fewest victims, on 5,000 hosts:
+    where it finds a pair the greedy orders miss, and in its worst case (no smaller set,
+    the probe budget spent); each against the greedy alone (the search switched off),
+    a whole session of the one job, best of 3."""
+    from xce.preempt import LowestPriorityFirst
+
+    out = []
+    for pair, what in ((True, "finds 2 where greedy takes 3"), (False, "worst case, none fewer")):
+        st = fewest_state(pair=pair)
+        session = Session(st)
+        (pending,) = session.run().pending
+        assert pending.preemption is not None, pending
+        victims = len(pending.preemption.victims)
+        seconds = best_of(3, session.run)
+        session = Session(st, preemptor=LowestPriorityFirst(fewest=False))
+        (alone,) = session.run().pending
+        greedy = best_of(3, session.run)
+        assert alone.preemption is not None
+        before = len(alone.preemption.victims)
+        out += [
+            Result(
+                f"preempt fewest, {what}: 7-task ptile=4 job, 5,000 hosts "
+                f"({victims} victims; greedy alone {before})",
+                seconds * 1000,
+                "ms",
+            ),
+            Result(f"  the same, greedy alone ({what})", greedy * 1000, "ms"),
+        ]
+    return out
+
+
 def run() -> list[Result]:
     results = [bench_session(5_000, target=20_000)]
     results += [bench_session(n) for n in (1_000, 20_000, 50_000)]
-    return results + bench_cache() + bench_preempt()
+    return results + bench_cache() + bench_preempt() + bench_fewest()

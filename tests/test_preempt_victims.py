@@ -29,11 +29,13 @@ from xce.preempt import (
 @dataclass
 class Probe:
     """``need`` tasks; ``free[h]`` slots free now; victims free their slots on their
-    hosts (spread evenly). ``one_host``: the tasks must fit on one host."""
+    hosts (spread evenly). ``one_host``: the tasks must fit on one host; ``ptile``: at
+    most that many per host, all hosts but one full."""
 
     need: int
     free: list[int]
     one_host: bool = False
+    ptile: int | None = None
     calls: int = 0
     bounds: int = 0
     asked: list[tuple[str, ...]] = field(default_factory=list)
@@ -50,8 +52,7 @@ class Probe:
         self.calls += 1
         self.asked.append(tuple(v.id for v in victims))
         assert len({v.id for v in victims}) == len(victims), "a victim asked twice"
-        room = self._per_host(victims)
-        return max(room) >= self.need if self.one_host else sum(room) >= self.need
+        return _fits(self, self._per_host(victims))
 
     def may_suffice(self, victims: Sequence[Victim]) -> bool:
         self.bounds += 1
@@ -155,9 +156,18 @@ def cases(draw: st.DrawFn) -> tuple[list[Victim], Probe]:
     return candidates, Probe(need, free, one_host)
 
 
-def _sufficient(probe: Probe, victims: Sequence[Victim]) -> bool:
-    room = probe._per_host(victims)
+def _fits(probe: Probe, room: list[int]) -> bool:
+    """``need`` tasks on hosts of ``room``: on one host, in tiles of ``ptile`` per host
+    (the last host fewer), or anywhere."""
+    if probe.ptile is not None:
+        full, rest = divmod(probe.need, probe.ptile)
+        tiles = sum(r >= probe.ptile for r in room)
+        return tiles >= full and (rest == 0 or sum(r >= rest for r in room) >= full + 1)
     return max(room) >= probe.need if probe.one_host else sum(room) >= probe.need
+
+
+def _sufficient(probe: Probe, victims: Sequence[Victim]) -> bool:
+    return _fits(probe, probe._per_host(victims))
 
 
 @given(cases())
@@ -224,3 +234,83 @@ def test_registry_knows_the_builtin_and_refuses_duplicates_and_unknown_names() -
         registry.get("nope")
     with pytest.raises(RegistryError):
         PreemptorRegistry().register(object())  # type: ignore[arg-type]
+
+
+# -- the fewest victims (issue 26) ----------------------------------------------------------
+
+
+def _fewest(candidates: Sequence[Victim], probe: Probe) -> int | None:
+    """The fewest victims any sufficient set has, by brute force."""
+    for k in range(1, len(candidates) + 1):
+        if any(_sufficient(probe, s) for s in itertools.combinations(candidates, k)):
+            return k
+    return None
+
+
+@st.composite
+def shaped_cases(draw: st.DrawFn) -> tuple[list[Victim], Probe]:
+    """:func:`cases`, or the same with the tasks in tiles of ``span[ptile=p]``."""
+    candidates, probe = draw(cases())
+    ptile = draw(st.sampled_from([None, 2, 3, 4]))
+    if ptile is not None:
+        probe = Probe(probe.need, probe.free, ptile=ptile)
+        if _sufficient(probe, []):
+            probe.need += ptile * len(probe.free)  # the engine asks only when it does not fit
+    return candidates, probe
+
+
+@given(shaped_cases())
+def test_the_first_set_has_the_fewest_victims_on_small_cases(
+    case: tuple[list[Victim], Probe],
+) -> None:
+    """issue 26 (property): with up to six candidates (the bounded search covers all their
+    sets) the first set offered has the fewest victims any sufficient set has (brute
+    force); when the greedy sets were larger, it is the most preferred set of that size."""
+    candidates, probe = case
+    candidates = candidates[:6]
+    got = sets(candidates, probe)
+    fewest = _fewest(candidates, probe)
+    if fewest is None:
+        assert got == []
+        return
+    assert len(got[0]) == fewest, (got, fewest)
+    by_id = {v.id: v for v in candidates}
+    best = min(
+        (s for s in itertools.combinations(candidates, fewest) if _sufficient(probe, s)),
+        key=preference,
+    )
+    greedy = LowestPriorityFirst(fewest=False).victim_sets(
+        candidates, Probe(probe.need, probe.free, probe.one_host, probe.ptile)
+    )
+    if len(next(iter(greedy))) == fewest:
+        return  # the greedy set was the fewest already: it stands, as before
+    assert preference(by_id[i] for i in got[0]) == preference(best)
+
+
+def test_a_pair_is_found_where_the_greedy_sets_take_three() -> None:
+    """issue 26 (table): 7 tasks at ``span[ptile=4]``: a host of 4 and one of 3. Rank
+    order (z, p, q, r, s) stops at z, p, q (hosts 0 and 1 freed) and largest first
+    (r, z, p, ...) at r, z, p (hosts 2 and 0): minimal sets of three; r and s free host
+    2 (4) and host 3 (3 with its free slot): two."""
+    candidates = [
+        victim("z", slots=4, start=9, hosts=(0, 1)),
+        victim("p", slots=2, start=8, hosts=(0,)),
+        victim("q", slots=2, start=7, hosts=(1,)),
+        victim("r", slots=4, start=2, hosts=(2,)),
+        victim("s", slots=2, start=1, hosts=(3,)),
+    ]
+    got = sets(candidates, Probe(need=7, free=[0, 0, 0, 1], ptile=4))
+    assert got[0] == ("r", "s")
+    assert [len(s) for s in got[1:]] == [3, 3]
+
+
+def test_the_search_gives_up_beyond_its_budget() -> None:
+    """issue 26: with more candidates than the budget covers, the greedy sets stand
+    (a budget of one probe: the pair is not found)."""
+    from xce.preempt.fewest import fewer_victims
+
+    candidates = [victim(f"v{i}", slots=2, start=i) for i in range(6)]
+    probe = Probe(need=4, free=[0])
+    assert fewer_victims(candidates, probe, 3) is not None
+    assert fewer_victims(candidates, Probe(need=4, free=[0]), 3, max_sets=5) is None
+    assert fewer_victims(candidates, Probe(need=6, free=[0]), 4, max_probes=0) is None

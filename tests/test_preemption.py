@@ -18,6 +18,7 @@ from builders import ClusterBuilder
 from xce.alloc import AllocOptions, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, state_from_dict
 from xce.core import JobPreempted, JobStarted, SchedulerCore, Session, SessionResult
+from xce.preempt import LowestPriorityFirst
 
 
 def run(state: ClusterState, **options: bool) -> SessionResult:
@@ -589,3 +590,93 @@ def test_random_states_reach_every_kind_of_preemption() -> None:
     collect()
     missing = [k for k in ("any", "mem", "licence", "limit", "several victims") if not seen[k]]
     assert not missing, (missing, seen)
+
+
+# -- the fewest victims (issue 26) ----------------------------------------------------------
+
+
+def test_the_fewest_victims_where_both_greedy_orders_take_three() -> None:
+    """issue 26 (table): a 7-task ``span[ptile=4]`` job needs a host of 4 and one of 3.
+    Rank order (youngest first: Z, P, Q, R, S) reaches a sufficient prefix at Z, P, Q
+    (A and B freed) and largest first (R, Z, P, Q, S) at R, Z, P (C and A), both minimal
+    sets of three; R and S free C (4) and D (3 with its free slot): two suffice, and are
+    the only pair that does."""
+    state = (
+        base()
+        .host("A", 4)
+        .host("B", 4)
+        .host("C", 4)
+        .host("D", 3)
+        .running("Z", {"A": 2, "B": 2}, queue="low", start_time=9)
+        .running("P", {"A": 2}, queue="low", start_time=8)
+        .running("Q", {"B": 2}, queue="low", start_time=7)
+        .running("R", {"C": 4}, queue="low", start_time=2)
+        .running("S", {"D": 2}, queue="low", start_time=1)
+        .job("h", 7, queue="high", resreq="span[ptile=4]")
+        .build()
+    )
+    d = decision(run(state), "h")
+    assert isinstance(d, Pending), d
+    assert d.preemption is not None, d
+    assert sorted(d.preemption.victims) == ["R", "S"]
+    assert sorted((c.host, c.slots) for c in d.preemption.promise.claims) == [(2, 4), (3, 3)]
+    greedy = Session(state, preemptor=LowestPriorityFirst(fewest=False)).run()
+    g = decision(greedy, "h")
+    assert isinstance(g, Pending)
+    assert g.preemption is not None
+    assert len(g.preemption.victims) == 3  # what it preempted before issue 26
+
+
+@st.composite
+def fewest_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """One pending job of high on 1-4 full-ish hosts of 1-5 slots, with a span or none;
+    up to 6 running jobs of low (its only candidates, some over two hosts; up to six, the
+    bounded search is always exact) or other (never candidates)."""
+    n_hosts = draw(st.integers(1, 4))
+    b = base()
+    slots = [draw(st.integers(1, 5)) for _ in range(n_hosts)]
+    for i, s in enumerate(slots):
+        b.host(f"h{i}", s)
+    free = list(slots)
+    for r in range(draw(st.integers(1, 6))):
+        hosts = draw(st.lists(st.integers(0, n_hosts - 1), min_size=1, max_size=2, unique=True))
+        on = {f"h{h}": draw(st.integers(1, free[h])) for h in hosts if free[h]}
+        if not on:
+            continue
+        for name, k in on.items():
+            free[int(name[1:])] -= k
+        queue = draw(st.sampled_from(["low", "low", "low", "other"]))
+        b.running(f"r{r}", on, queue=queue, start_time=float(draw(st.integers(0, 9))))
+    resreq = draw(st.sampled_from(["", "span[hosts=1]", "span[ptile=2]", "span[ptile=3]"]))
+    b.job("j", draw(st.integers(1, 12)), queue="high", resreq=resreq)
+    return b.to_dict()
+
+
+def _fits_without(doc: dict[str, Any], gone: Sequence[str]) -> bool:
+    alone = dict(doc)
+    alone["running"] = [r for r in doc.get("running", []) if r["id"] not in gone]
+    return isinstance(decision(run(state_from_dict(alone, "<alone>")), "j"), Dispatched)
+
+
+@given(fewest_docs())
+def test_the_victim_set_is_valid_and_never_larger_than_the_fewest(doc: dict[str, Any]) -> None:
+    """issue 26 (property): on small states, the victims are candidates, the job fits once
+    they are gone, and no smaller set of candidates would do (brute force over every
+    smaller subset); when no set at all would do, nothing is preempted."""
+    import itertools
+
+    result = run(state_from_dict(doc, "<fewest>"))
+    got = decision(result, "j")
+    candidates = [r["id"] for r in doc.get("running", []) if r["queue"] == "low"]
+    if isinstance(got, Dispatched):
+        return
+    if got.preemption is None:
+        assert got.info.reason is not PendReason.PREEMPTING
+        assert not _fits_without(doc, candidates)
+        return
+    victims = got.preemption.victims
+    assert set(victims) <= set(candidates)
+    assert _fits_without(doc, victims)
+    for k in range(1, len(victims)):
+        for smaller in itertools.combinations(candidates, k):
+            assert not _fits_without(doc, smaller), (victims, smaller)

@@ -12,16 +12,21 @@ then by id (:func:`xce.preempt.victims.rank`). Sets are offered in two phases:
    the set is minimal. This is done for two orders, rank order and largest footprint
    first (fewer, bigger victims), and the sets are offered by the documented
    preference (:func:`xce.preempt.victims.preference`).
+3. **Fewer victims**, when the greedy sets hold three or more: an exact search over the
+   smaller sets, within a budget (:mod:`xce.preempt.fewest`). A set it finds is the
+   fewest possible and is offered first, before the greedy sets.
 
-Phase 1 is exact. Phase 2 gives minimal sets, not always the fewest victims: finding
+Phase 1 is exact. Phase 2 gives minimal sets, not always the fewest victims (finding
 the fewest is a set-cover problem, and a site with thousands of running jobs cannot
-wait for it.
+wait for it); phase 3 finds the fewest wherever its budget allows, so a greedy set of
+two is always the fewest, and one of three or more is whenever the search ran to the end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from xce.preempt.fewest import fewer_victims
 from xce.preempt.protocol import VictimProbe
 from xce.preempt.victims import Victim, preference, rank
 
@@ -29,9 +34,15 @@ __all__ = ["LowestPriorityFirst"]
 
 
 class LowestPriorityFirst:
-    """The ``lowest_priority_first`` preemptor (see the module docstring)."""
+    """The ``lowest_priority_first`` preemptor (see the module docstring).
+
+    ``fewest=False`` leaves phase 3 out (the greedy sets only, as before issue 26: for
+    measuring what the search costs)."""
 
     name = "lowest_priority_first"
+
+    def __init__(self, *, fewest: bool = True) -> None:
+        self.fewest = fewest
 
     def victim_sets(
         self, candidates: Sequence[Victim], probe: VictimProbe
@@ -52,7 +63,12 @@ class LowestPriorityFirst:
         for order in (ordered, by_size):
             chosen = _minimal(_shortest_prefix(order, probe), probe)
             found.setdefault(tuple(sorted(v.id for v in chosen)), chosen)
-        yield from sorted(found.values(), key=preference)
+        greedy = sorted(found.values(), key=preference)
+        if self.fewest and len(greedy[0]) > 2:
+            fewest = fewer_victims(ordered, probe, len(greedy[0]))
+            if fewest is not None:
+                yield fewest
+        yield from greedy
 
 
 def _shortest_prefix(order: tuple[Victim, ...], probe: VictimProbe) -> tuple[Victim, ...]:
