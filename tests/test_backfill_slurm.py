@@ -485,10 +485,10 @@ def _per_host(cols: Any, n: int) -> np.ndarray:
 
 # --- the committed real-Slurm captures ------------------------------------------------------
 
-# Slurm's plan for these follows job 24's second partition (-p batch,prio): its batch
-# record's reservation of n2 over [1796186340, 1796188740), which a state of one queue
-# per job cannot carry (docs/backfill.md, "slurm").
-NEEDS_SECOND_PARTITION = {"20", "26", "28"}
+# Slurm's plan for 20, 26 and 28 follows job 24's second partition (-p prio,batch): its
+# batch entry's reservation of n2 over [1796186340, 1796188740). The import keeps the
+# second partition (jobs[].also_queues, with sprio's priority there), and the session
+# plans each entry: every expected start is Slurm's.
 
 
 def _capture(i: int, tmp: Path) -> tuple[dict[str, Any], dict[str, str]]:
@@ -513,12 +513,7 @@ def _cases() -> list[Any]:
     for i in (1, 2, 3):
         for line in (DATA / f"capture-{i}" / "squeue-start.txt").read_text().splitlines():
             job = line.split()[0].split("_")[0]
-            marks = (
-                [pytest.mark.xfail(strict=True, reason="job 24's second partition")]
-                if job in NEEDS_SECOND_PARTITION
-                else []
-            )
-            out.append(pytest.param(i, job, marks=marks, id=f"capture-{i}-{job}"))
+            out.append(pytest.param(i, job, id=f"capture-{i}-{job}"))
     return out
 
 

@@ -213,11 +213,11 @@ def slurm(
 ) -> None:
     """Import squeue/sinfo/scontrol --json (or scontrol show partition text) or
     slurmrestd responses as a state file."""
-    from xce.importers.slurm_text import is_partition_text
+    from xce.importers.slurm_text import is_slurm_text
 
     _checked(now, timezone)
     read = _zoned(lambda texts, report: _read_slurm(texts, report, now), timezone)
-    _import(inputs, output, force, strict, read, is_partition_text)
+    _import(inputs, output, force, strict, read, is_slurm_text)
 
 
 def pbs(

@@ -20,6 +20,7 @@ from xce.cluster.state import (
     Limit,
     PendingJob,
     Queue,
+    QueueEntry,
     RunningJob,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "Limit",
     "PendingJob",
     "Queue",
+    "QueueEntry",
     "RequirementCheck",
     "Reservation",
     "ResourceCatalog",

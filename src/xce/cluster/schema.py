@@ -29,6 +29,7 @@ __all__ = [
     "HostSpec",
     "JobSpec",
     "LimitSpec",
+    "QueueEntrySpec",
     "QueueSpec",
     "ReservationSpec",
     "ResourceDecl",
@@ -155,6 +156,16 @@ class ReservationSpec(_Spec):
     projects: list[str] | None = None
 
 
+class QueueEntrySpec(_Spec):
+    """Another queue a pending job may run in (Slurm's ``sbatch -p a,b``), with the
+    priority the scheduler gave it there and the requirement it has there (default: the
+    job's own)."""
+
+    queue: str
+    priority: Number | None = None
+    resreq: str | None = None
+
+
 class JobSpec(_Spec):
     id: str | Integer
     user: str = "nobody"
@@ -176,6 +187,7 @@ class JobSpec(_Spec):
     name: str | None = None  # the job name (singleton dependencies)
     array: str | None = None  # an array record's remaining task indices, 10-99%5
     scheduler_start: Number | None = None  # the scheduler's own expected start (imported)
+    also_queues: list[QueueEntrySpec] = []  # further queues it may run in (sbatch -p a,b)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
@@ -272,6 +284,7 @@ def check_spec(spec: StateSpec) -> None:
         _check_tasks(job, ("jobs", i))
         check_job_reservation(job, ("jobs", i), spec.reservations)
         check_job_flow(job, ("jobs", i))
+        _check_also_queues(job, ("jobs", i))
     _check_array_ids(spec)
     _check_timezone(spec.timezone)
     for name, queue in spec.queues.items():
@@ -331,6 +344,16 @@ def check_job_flow(job: JobSpec, at: DocPath) -> None:
             parse(text)
         except SyntaxProblem as err:
             raise SpecError((*at, key), err.message, column=err.column, text=text) from None
+
+
+def _check_also_queues(job: JobSpec, at: DocPath) -> None:
+    """Each further queue once, and not the job's own."""
+    seen = {job.queue}
+    for k, entry in enumerate(job.also_queues):
+        if entry.queue in seen:
+            what = "its own queue" if entry.queue == job.queue else "given twice"
+            raise SpecError((*at, "also_queues", k, "queue"), f"{quote(entry.queue)} is {what}")
+        seen.add(entry.queue)
 
 
 def _check_array_ids(spec: StateSpec) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "Limit",
     "PendingJob",
     "Queue",
+    "QueueEntry",
     "RunningJob",
     "build_state",
 ]
@@ -203,6 +204,15 @@ class RunningJob:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """Another queue a pending job may run in, with its priority and requirement there."""
+
+    queue: str
+    priority: float | None
+    resreq: str
+
+
+@dataclass(frozen=True, slots=True)
 class PendingJob:
     """A job waiting to be scheduled; ``order`` is its position in the file."""
 
@@ -228,16 +238,20 @@ class PendingJob:
     array: ArrayIndices | None = None  # an array record: the task indices it still holds
     array_job: str | None = None  # an array task: its record's id
     scheduler_start: float | None = None  # the scheduler's own expected start (not used)
+    also_queues: tuple[QueueEntry, ...] = ()  # further queues it may run in (sbatch -p a,b)
+    entry_of: str | None = None  # a session's entry of job ENTRY_OF in another queue
 
     @property
     def gated(self) -> bool:
         """Whether something besides resources can keep the job waiting (a hold, a begin
-        time, a dependency) or it is an array record (xce.core.gates)."""
+        time, a dependency), it is an array record, or it has entries in further queues
+        (xce.core.gates and the session's entries)."""
         return (
             self.hold
             or self.begin_time is not None
             or self.dependency is not None
             or self.array is not None
+            or bool(self.also_queues)
         )
 
 
@@ -343,7 +357,10 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         scheduler=spec.scheduler,
         timezone=spec.timezone,
         scheduler_resolution=spec.scheduler_resolution,
-        gated=any(j.hold or j.begin_time is not None or j.dependency or j.array for j in spec.jobs),
+        gated=any(
+            j.hold or j.begin_time is not None or j.dependency or j.array or j.also_queues
+            for j in spec.jobs
+        ),
         reservations=tuple(
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)
@@ -568,4 +585,8 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
         name=job.name,
         array=parse_array(job.array) if job.array is not None else None,
         scheduler_start=job.scheduler_start,
+        also_queues=tuple(
+            QueueEntry(e.queue, e.priority, e.resreq if e.resreq is not None else job.resreq)
+            for e in job.also_queues
+        ),
     )

@@ -79,6 +79,38 @@ def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) ->
     return sorted(pending, key=lambda j: (-state.queue_priority(j.queue), j.submit_time, j.order))
 
 
+def _fold_entries(
+    decisions: tuple[Decision, ...], entries: Mapping[str, str]
+) -> tuple[Decision, ...]:
+    """One decision per job that has entries in further queues (``entries``: entry id ->
+    job id), under the job's id, at its first entry's place: the dispatch if one entry
+    started, else the pending entry planned to start first (else its first entry's)."""
+    mains = set(entries.values())
+    groups: dict[str, list[Decision]] = {}
+    for d in decisions:
+        main = entries.get(d.job, d.job)
+        if main in mains:
+            groups.setdefault(main, []).append(d)
+    out: list[Decision] = []
+    for d in decisions:
+        main = entries.get(d.job, d.job)
+        group = groups.pop(main, None) if main in mains else [d]
+        if group is None:
+            continue  # an entry of a job already placed
+        out.append(replace(_winner(group), job=main) if main in mains else d)
+    return tuple(out)
+
+
+def _winner(group: list[Decision]) -> Decision:
+    started = [d for d in group if isinstance(d, Dispatched)]
+    if started:
+        return started[0]
+    planned = [d for d in group if isinstance(d, Pending) and d.plan is not None]
+    if planned:
+        return min(planned, key=lambda d: d.plan.start if d.plan is not None else math.inf)
+    return group[0]
+
+
 def _fold_arrays(
     decisions: tuple[Decision, ...], task_of: Mapping[str, PendingJob]
 ) -> tuple[Decision, ...]:
@@ -310,7 +342,9 @@ class Session:
         self._hints: dict[str, tuple[object, npt.NDArray[np.intp]]] = {}
         self._memory = PlanMemory()  # the last planned session's decisions, to repeat
         self._gates: Gates | None = None  # this session's, when a job may wait at one
-        self._array_waits: dict[str, PendInfo] = {}  # record -> why its first task waits
+        self._array_waits: dict[tuple[str, str], PendInfo] = {}  # (record, queue) -> why
+        self._entries: dict[str, str] = {}  # this session's entries in further queues: job
+        self._started_in: dict[str, str] = {}  # job with entries -> the queue it started in
         self._task_of: dict[str, PendingJob] = {}  # this session's array tasks: their record
 
     def _check_pickers(self) -> None:
@@ -400,23 +434,54 @@ class Session:
         if gates is None:
             return (self._decide_one(pick),)
         job = pick.job
+        main = job.entry_of or job.id
+        started_in = self._started_in.get(main)
+        if started_in is not None:  # started from another of its queues this session
+            info = PendInfo(PendReason.QUEUE_BLOCKED, f"started in queue {started_in}")
+            return (Pending(job.id, info),)  # folded away (_fold_entries)
         record = job.array_job
-        if record is not None and record in self._array_waits:
+        if record is not None and (record, job.queue) in self._array_waits:
             # a later task of a record one of whose tasks waits: it waits alike (the same
             # request on books that only fell), and, as Slurm plans an array's remaining
             # tasks as one job, unplanned; folded into the record's decision at the end
             if self._planner is not None:
                 self._decided.add(job.id)
-            return (Pending(job.id, self._array_waits[record]),)
+            return (Pending(job.id, self._array_waits[record, job.queue]),)
         gate = gates.check(job)
         if gate is None:
             decision = self._decide_one(pick)
-            self._tell(gates, job, decision)
+            self._tell(gates, replace(job, id=main) if main != job.id else job, decision)
         else:
             decision = self._at_gate(job, gate, gates)
         if record is not None and isinstance(decision, Pending):
-            self._array_waits[record] = decision.info
+            self._array_waits[record, job.queue] = decision.info
+        if isinstance(decision, Dispatched) and (job.also_queues or job.entry_of):
+            self._started_in[main] = job.queue
         return (decision,)
+
+    def _expand_entries(self, pending: list[PendingJob]) -> list[PendingJob]:
+        """Each job that may also run in further queues (``also_queues``, Slurm's
+        ``sbatch -p a,b``) as one entry per queue, with the priority and requirement it
+        has there (``24@prio``): each is picked in its own queue's order, the first that
+        starts wins and the others then step aside, and each that waits plans (Slurm's
+        backfill keeps a reservation for every partition of such a job). The session's
+        decisions fold them into one under the job's id (``_fold_entries``)."""
+        out: list[PendingJob] = []
+        for job in pending:
+            out.append(job)
+            for e in job.also_queues:
+                entry = replace(
+                    job,
+                    id=f"{job.id}@{e.queue}",
+                    queue=e.queue,
+                    priority=e.priority if e.priority is not None else job.priority,
+                    resreq=e.resreq,
+                    also_queues=(),
+                    entry_of=job.id,
+                )
+                self._entries[entry.id] = job.id
+                out.append(entry)
+        return out
 
     def _expand_arrays(self, pending: list[PendingJob], gates: Gates) -> list[PendingJob]:
         """Each array record not stopped at a gate as its first tasks, each a job of its
@@ -492,6 +557,7 @@ class Session:
     def _blocked(self, pick: Pick) -> Pending:
         self.allocator.token.checkpoint()
         head = pick.blocked_by or ""
+        head = self._entries.get(head, head)  # an entry in a further queue: its job
         record = self._task_of.get(head)  # an array's task stands for its record
         message = (
             f"waiting behind job {record.id if record else head}, in strict queue "
@@ -672,10 +738,13 @@ class Session:
         when: float | None = None
         self._array_waits.clear()
         self._task_of.clear()
+        self._entries.clear()
+        self._started_in.clear()
         if self.state.gated and any(j.gated for j in pending):
             at = self.state.session_time() if now is None else now
             self._gates = Gates(self.state, at)
             pending = self._expand_arrays(pending, self._gates)
+            pending = self._expand_entries(pending)
         if self.plans(pending):
             when = self.state.session_time() if now is None else now
             self._planner = self._new_planner(pending, when)
@@ -700,6 +769,8 @@ class Session:
             raise
         finally:
             self._planner = None
+        if self._entries:
+            decisions = _fold_entries(decisions, self._entries)
         if self._task_of:
             decisions = _fold_arrays(decisions, self._task_of)
         stats = self._stats(decisions, start, 2 if threads else 1)

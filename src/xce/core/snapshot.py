@@ -16,7 +16,15 @@ import msgspec
 import numpy as np
 import yaml
 
-from xce.cluster import SLOTS, ClusterState, HostStatus, PendingJob, Queue, ResourceKind
+from xce.cluster import (
+    SLOTS,
+    ClusterState,
+    HostStatus,
+    PendingJob,
+    Queue,
+    QueueEntry,
+    ResourceKind,
+)
 from xce.errors import StateError
 
 __all__ = ["state_to_dict", "write_state"]
@@ -169,6 +177,17 @@ def _flow(j: PendingJob) -> dict[str, Any]:
         item["array"] = j.array.text()
     if j.scheduler_start is not None:
         item["scheduler_start"] = _number(j.scheduler_start)
+    if j.also_queues:
+        item["also_queues"] = [_entry(e, j.resreq) for e in j.also_queues]
+    return item
+
+
+def _entry(e: QueueEntry, resreq: str) -> dict[str, Any]:
+    item: dict[str, Any] = {"queue": e.queue}
+    if e.priority is not None:
+        item["priority"] = _number(e.priority)
+    if e.resreq != resreq:
+        item["resreq"] = e.resreq
     return item
 
 

@@ -45,6 +45,8 @@ class JobContext:
     now: float | None = None
     sockets: int = 1
     features: Mapping[str, str] = field(default_factory=dict)  # feature -> its tag's name
+    # (job id, partition) -> the priority Slurm gave the job there (sprio's text)
+    priorities: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
 
 def job_state(job: Mapping[str, Any]) -> list[str]:
@@ -208,8 +210,69 @@ def _pending(job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext) -
     entry = _common(job, job_id)
     slots, ntasks, per_task = _slots(job)
     entry["tasks"] = slots
+    resreq = _requirement(job, entry.get("queue"), (slots, ntasks, per_task), where, ctx)
+    if resreq:
+        entry["resreq"] = resreq
+    submit = units.number(job.get("submit_time"))
+    if submit is not None:
+        entry["submit_time"] = submit
+    _flow(job, job_id, entry, where, ctx)
+    _also_queues(job, job_id, entry, (slots, ntasks, per_task), where, ctx)
+    return entry
+
+
+def _also_queues(
+    job: Mapping[str, Any],
+    job_id: str,
+    entry: dict[str, Any],
+    sizes: tuple[int, int, int],
+    where: str,
+    ctx: JobContext,
+) -> None:
+    """The further partitions of ``-p a,b`` (``partition: "prio,batch"``): each with the
+    requirement the job has there and, from ``sprio`` text when it is in the input, the
+    priority Slurm gave it there (else the job's one priority, reported: Slurm prints
+    one priority, of one of them)."""
+    names = [p for p in str(job.get("partition") or "").split(",") if p]
+    if len(names) < 2:
+        return
+    quiet = JobContext(ctx.hosts, ctx.state, ctx.seen, ImportReport(), ctx.now, ctx.sockets,
+                       ctx.features)  # fmt: skip  # warnings said once, for the first
+    given = ctx.priorities.get((job_id, names[0]))
+    if given is not None:
+        entry["priority"] = given
+    out = []
+    for name in names[1:]:
+        item: dict[str, Any] = {"queue": name}
+        priority = ctx.priorities.get((job_id, name))
+        if priority is not None:
+            item["priority"] = priority
+        elif ctx.priorities or "priority" in entry:
+            ctx.report.warn(
+                "job's priority in a further partition unknown (its one priority used; "
+                "give sprio's text)",
+                f"{where} ({job_id}): {name}",
+            )
+        resreq = _requirement(job, name, sizes, where, quiet)
+        if resreq != entry.get("resreq"):
+            item["resreq"] = resreq or ""
+        out.append(item)
+    entry["also_queues"] = out
+    ctx.report.count("pending jobs in several partitions")
+
+
+def _requirement(
+    job: Mapping[str, Any],
+    queue: Any,
+    sizes: tuple[int, int, int],
+    where: str,
+    ctx: JobContext,
+) -> str | None:
+    """The job's requirement in partition ``queue``: its nodes, constraint, memory,
+    GRES and node count (None: any host)."""
+    slots, ntasks, per_task = sizes
     sections: list[str] = []
-    selects = _partitions(entry.get("queue"), ctx, where)
+    selects = _partitions(queue, ctx, where)
     features = str(job.get("features") or "")
     if features:
         try:
@@ -227,13 +290,7 @@ def _pending(job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext) -
     span = _span(job, slots, where, ctx.report)
     if span:
         sections.append(span)
-    if sections:
-        entry["resreq"] = " ".join(sections)
-    submit = units.number(job.get("submit_time"))
-    if submit is not None:
-        entry["submit_time"] = submit
-    _flow(job, job_id, entry, where, ctx)
-    return entry
+    return " ".join(sections) if sections else None
 
 
 def _memory(job: Mapping[str, Any], slots: int, where: str, report: ImportReport) -> dict[str, str]:

@@ -21,7 +21,12 @@ from xce.importers.jobs import JobContext, job_state, map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
-from xce.importers.slurm_text import is_partition_text, read_partitions
+from xce.importers.slurm_text import (
+    is_partition_text,
+    is_priority_text,
+    read_partitions,
+    read_priorities,
+)
 
 KNOWN_VERSIONS = ("v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43")
 _VERSION = re.compile(r"(?:db)?v0\.0\.(\d+)")
@@ -68,6 +73,10 @@ def read_slurm_documents(
         if is_partition_text(text):  # 22.05's scontrol has no --json: its text
             partitions = read_partitions(source, text)
             docs.append(SlurmDocument(source, "scontrol", {"partitions": partitions}))
+            continue
+        if is_priority_text(text):  # sprio has no --json: its per-partition priorities
+            rows = read_priorities(source, text)
+            docs.append(SlurmDocument(source, "sprio", {"job_priorities": rows}))
             continue
         data = parse_json(source, text, strict=True)
         if not isinstance(data, dict):
@@ -117,7 +126,12 @@ def import_slurm(
     now = now if now is not None else capture_time(docs)
     start = now if now is not None else _latest_time(docs)
     sockets = max((h["sockets"] for h in hosts.values()), default=1)
-    ctx = JobContext(hosts, state, set(), report, start, sockets, features)
+    priorities = {
+        (str(row["job_id"]), str(row["partition"])): row["priority"]
+        for doc in docs
+        for row in _items(doc, "job_priorities")
+    }
+    ctx = JobContext(hosts, state, set(), report, start, sockets, features, priorities)
     for doc in docs:
         for i, job in enumerate(_items(doc, "jobs")):
             map_job(doc.source, f"jobs[{i}]", job, ctx)

@@ -22,7 +22,13 @@ from typing import Any
 
 from xce.errors import InputError
 
-__all__ = ["is_partition_text", "read_partitions"]
+__all__ = [
+    "is_partition_text",
+    "is_priority_text",
+    "is_slurm_text",
+    "read_partitions",
+    "read_priorities",
+]
 
 _PAIR = re.compile(r"(\w+)=(\S*)")
 _TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
@@ -31,6 +37,47 @@ _TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
 def is_partition_text(text: str) -> bool:
     """Whether ``text`` is what ``scontrol show partition`` printed."""
     return text.lstrip().startswith("PartitionName=")
+
+
+def is_priority_text(text: str) -> bool:
+    """Whether ``text`` is what ``sprio`` (or ``sprio -l``) printed: a header of JOBID,
+    PARTITION and PRIORITY columns."""
+    head = text.lstrip().split("\n", 1)[0].split()
+    return head[:2] == ["JOBID", "PARTITION"] and "PRIORITY" in head
+
+
+def is_slurm_text(text: str) -> bool:
+    """Whether ``text`` is Slurm text xce reads (scontrol's partitions, sprio's table)."""
+    return is_partition_text(text) or is_priority_text(text)
+
+
+def read_priorities(source: str, text: str) -> list[dict[str, Any]]:
+    """``sprio``'s rows as ``{job_id, partition, priority}``: the priority Slurm gives
+    a pending job in each of its partitions (a job of ``-p a,b`` has a row for each, and
+    ``squeue --json`` prints only one of them). InputError at the line of a bad row."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip())
+    head = lines[start].split()
+    at = {name: head.index(name) for name in ("JOBID", "PARTITION", "PRIORITY")}
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(lines[start + 1 :], start + 2):
+        cells = line.split()
+        if not cells:
+            continue
+        try:
+            priority = float(cells[at["PRIORITY"]])
+            row = {"job_id": cells[at["JOBID"]], "partition": cells[at["PARTITION"]]}
+        except (IndexError, ValueError):
+            raise InputError(
+                "not a row of sprio (JOBID PARTITION ... PRIORITY ...)",
+                source=source,
+                line=number,
+                text=line,
+            ) from None
+        if not 0 <= priority <= 1e15:
+            raise InputError(f"priority {priority:g} out of range", source=source, line=number)
+        out.append({**row, "priority": int(priority) if priority.is_integer() else priority})
+    return out
 
 
 def read_partitions(source: str, text: str) -> list[dict[str, Any]]:
