@@ -114,3 +114,68 @@ def test_a_field_before_any_partition_is_an_error() -> None:
     with pytest.raises(InputError, match="before any PartitionName") as info:
         read_partitions("p.txt", "Nodes=n1\nPartitionName=x\n")
     assert info.value.line == 1
+
+
+SPRIO = """          JOBID PARTITION     USER   PRIORITY       SITE        AGE  PARTITION
+             24 prio          root       4291          0          0       4000
+             24 batch         root       2291          0          0       2000
+             25 batch         root       2197          0          0       2000
+"""
+
+
+def test_sprio_rows_give_each_partitions_priority() -> None:
+    from xce.importers.slurm_text import is_priority_text, read_priorities
+
+    assert is_priority_text(SPRIO)
+    assert not is_priority_text(TEXT)
+    assert read_priorities("sprio.txt", SPRIO) == [
+        {"job_id": "24", "partition": "prio", "priority": 4291},
+        {"job_id": "24", "partition": "batch", "priority": 2291},
+        {"job_id": "25", "partition": "batch", "priority": 2197},
+    ]
+
+
+def test_a_bad_sprio_row_is_located() -> None:
+    from xce.importers.slurm_text import read_priorities
+
+    with pytest.raises(InputError, match="not a row of sprio") as info:
+        read_priorities("sprio.txt", SPRIO.replace("2197", "high"))
+    assert info.value.line == 4
+
+
+def test_a_job_of_two_partitions_keeps_both_with_their_priorities() -> None:
+    """``-p prio,batch``: the job's queue is prio with sprio's 4291 there, and
+    ``also_queues`` has batch with 2291 and the requirement it has there."""
+    nodes = {
+        "meta": {"plugin": {"type": "openapi/v0.0.38"}},
+        "nodes": [
+            {"name": "n1", "cpus": 8, "real_memory": 1000, "state": "idle",
+             "partitions": ["batch"]},
+            {"name": "n3", "cpus": 8, "real_memory": 1000, "state": "idle",
+             "partitions": ["batch", "prio"]},
+            {"name": "g1", "cpus": 8, "real_memory": 1000, "state": "idle",
+             "partitions": ["prio"]},
+        ],
+        "jobs": [{"job_id": 24, "job_state": "PENDING", "partition": "prio,batch",
+                  "user_name": "u", "num_tasks": 8, "priority": 2291,
+                  "state_reason": "Priority"}],
+    }  # fmt: skip
+    texts = [("nodes.json", json.dumps(nodes)), ("p.txt", TEXT), ("sprio.txt", SPRIO)]
+    report = ImportReport()
+    state = import_slurm(read_slurm_documents(texts, report), report).state
+    (job,) = state["jobs"]
+    assert (job["queue"], job["priority"], job["resreq"]) == (
+        "prio",
+        4291,
+        "select[partition_prio]",
+    )
+    assert job["also_queues"] == [
+        {"queue": "batch", "priority": 2291, "resreq": "select[partition_batch]"}
+    ]
+    without = [t for t in texts if t[0] != "sprio.txt"]
+    report = ImportReport()
+    state = import_slurm(read_slurm_documents(without, report), report).state
+    assert state["jobs"][0]["also_queues"] == [
+        {"queue": "batch", "resreq": "select[partition_batch]"}
+    ]
+    assert [k for k in report.warnings if "further partition unknown" in k]
