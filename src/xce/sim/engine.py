@@ -84,6 +84,7 @@ from xce.core.pickers import (
 )
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
+from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
 from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline
 
 if TYPE_CHECKING:
@@ -134,6 +135,9 @@ class SimOptions:
     # the plain replay (xce.sim.plain): a plain workload replayed on free-slot arrays,
     # exactly as the general path decides it; also off with fast_paths off
     plain_replay: bool = True
+    # with an interval, sessions with nothing new to decide are neither run nor visited
+    # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
+    idle_skip: bool = True
 
 
 @dataclass(slots=True)
@@ -149,6 +153,7 @@ class SimStats:
     preemptions: int = 0  # running jobs preempted (each time counts)
     lost_slot_seconds: float = 0.0  # work the preempted runs had done, thrown away
     backfilled: int = 0  # starts ahead of a job holding a planned start
+    idle_skipped: int = 0  # idle sessions skipped (xce.sim.idle), each with its stretch
 
     @property
     def cache_hit_rate(self) -> float:
@@ -252,6 +257,17 @@ class Simulation:
         self._limited_memo: dict[tuple[str, str, str], bool] = {}
         self._volatile: set[str] = set()
         self._session_queued = False
+        # idle sessions (xce.sim.idle): a job started since the last session; the chain's
+        # last session time, while its next session is left unqueued after a skip; the
+        # last session's time and decisions if it planned; when its quiet ends (None: not
+        # worked out yet); the last planned session's plans, and whether the one before,
+        # with nothing between, planned alike
+        self._started_since = False
+        self._chain: float | None = None
+        self._last_planned: tuple[float, Sequence[Decision]] | None = None
+        self._quiet: float | None = None
+        self._plans: PlanSignature | None = None
+        self._plans_repeat = False
         self._now = 0.0  # the time of the event being handled
         self._last_grid = -math.inf  # the multiple of the interval last given a session
         self._ended = 0
@@ -365,15 +381,24 @@ class Simulation:
         now = self._now = self._heap[0][0]
         interval = self.options.interval
         on_grid = interval is not None and _on_grid(now, interval) and now != self._last_grid
-        session_due = self._take_events(now) or interval is None or on_grid
+        due, applied = self._take_events(now)
+        session_due = due or interval is None or on_grid
         if on_grid and self.core.pending_count:
             self._last_grid = now  # one session per multiple of the interval
         ran = session_due and self.core.pending_count > 0
-        if ran:
+        skipped = ran and self._idle(now)
+        if skipped:
+            self.stats.idle_skipped += 1
+        elif ran:
             self._session(now)
         if not (ran and not self._heap):  # else nothing can change any more
-            self._queue_session(now)
-        self._timeline.add(now, self._busy, self.core.pending_count)
+            self._queue_session(now, skipped)
+        timeline = self._timeline
+        pending = self.core.pending_count
+        # an instant of a session that changed nothing adds no sample: the step function
+        # is the same, and a skipped idle session's instant is not even visited
+        if interval is None or applied or not timeline.repeats(self._busy, pending):
+            timeline.add(now, self._busy, pending)
         self._step_count += 1
         if self.progress is not None and self._step_count % PROGRESS_EVERY == 0:
             self.progress(self._ended, now)
@@ -434,20 +459,43 @@ class Simulation:
         self._seq += 1
         return seq
 
-    def _queue_session(self, now: float) -> None:
-        """With an interval: a session at the next boundary while jobs wait."""
+    def _queue_session(self, now: float, skipped: bool = False) -> None:
+        """With an interval: a session at the next boundary while jobs wait. After an
+        idle session ``skipped`` at ``now``, the chain's first session at or after its
+        quiet ends, if that comes before the next event (else none: the event queues the
+        chain's first session after it); see xce.sim.idle."""
         interval = self.options.interval
         if interval is None or self._session_queued or not self.core.pending_count:
             return
-        self._push(next_session_time(now, interval), _SESSION, "")
+        at: float | None
+        if skipped:
+            upto = self._quiet_until()
+            ahead = self._heap[0][0] if self._heap else math.inf
+            at = chain_at(now, min(upto, ahead), interval, strictly=False)
+            if at is None:  # past the chain's whole multiples: step it as ever
+                at = next_session_time(now, interval)
+            elif upto >= ahead:
+                self._chain = now
+                return
+        elif self._chain is not None:
+            at = chain_at(self._chain, now, interval, strictly=True)
+            self._chain = None
+            if at is None:  # (the skip checked the next event was within the chain)
+                raise InternalError(f"no session time after {now} on the chain")
+        else:
+            at = next_session_time(now, interval)
+        self._push(at, _SESSION, "")
         self._session_queued = True
 
-    def _take_events(self, now: float) -> bool:
-        """Apply every event at ``now``; True if a session is due (interval mode)."""
-        due = False
+    def _take_events(self, now: float) -> tuple[bool, bool]:
+        """Apply every event at ``now``: whether a session is due (interval mode), and
+        whether any event but a session was applied."""
+        due = applied = False
         while self._heap and self._heap[0][0] == now:
             _, kind, seq, job_id = heapq.heappop(self._heap)
             self.stats.events += 1
+            if kind != _SESSION:
+                applied = True
             if kind == _FINISH:
                 if seq in self._cancelled:
                     self._cancelled.discard(seq)
@@ -459,7 +507,7 @@ class Simulation:
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
-        return due
+        return due, applied
 
     def _submit(self, job: SimJob) -> None:
         pending = _pending(job)
@@ -561,6 +609,10 @@ class Simulation:
     def _session(self, now: float) -> None:
         core = self.core
         incremental = self._incremental()
+        changed = bool(self._new) or self._freed or self._started_since  # since the last
+        self._started_since = False
+        self._quiet = None
+        self._last_planned = None
         tried: set[str] | None = None  # strict queues tried whole (None: every one)
         if incremental and not self._freed:
             jobs, tried = self._candidates()
@@ -594,8 +646,62 @@ class Simulation:
         self._freed = False
         self._dirty = False
         self._count(result.stats)
-        self._apply(result.decisions, now, planned=result.stats.now is not None)
+        planned = result.stats.now is not None
+        if planned:
+            self._note_plans(now, result.decisions, changed)
+        self._apply(result.decisions, now, planned=planned)
         self._settle(tried)
+
+    # --- idle sessions (xce.sim.idle) ---------------------------------------------------
+    def _idle(self, now: float) -> bool:
+        """Whether the session due at ``now`` has nothing new to decide: nothing was
+        submitted, ended, preempted or started since the last one, and time alone has
+        not reached an instant that could change what it decided (xce.sim.idle)."""
+        options = self.options
+        if not (options.idle_skip and options.incremental and options.fast_paths):
+            return False
+        if options.interval is None:
+            return False
+        if self._new or self._freed or self._started_since:
+            return False
+        if now / options.interval >= SAFE_RATIO:
+            return False
+        return now < self._quiet_until()
+
+    def _quiet_until(self) -> float:
+        """Until when (exclusive) a session decides as the last one did, with nothing
+        happening: for ever without a plan; with one, until the plan's next change
+        (xce.sim.idle.quiet_until), under the conditions the module docstring lists."""
+        if self._quiet is None:
+            self._quiet = self._work_out_quiet()
+        return self._quiet
+
+    def _work_out_quiet(self) -> float:
+        last = self._last_planned
+        if last is None:
+            return math.inf  # the last session read no time
+        core = self.core
+        if core.reservations or self._volatile:
+            return -math.inf
+        policies = {core.backfill_for(q) for q in self._queues_seen}
+        if any(getattr(p, "planner", None) is not None for p in policies):
+            return -math.inf  # a policy's own planning rules: not proven to stay put
+        if any(p.keeps_placements for p in policies) and (
+            self._preempting or not self._plans_repeat
+        ):
+            return -math.inf  # its hints may still move (xce.sim.idle)
+        return quiet_until(last[0], last[1], core.state)
+
+    def _note_plans(self, now: float, decisions: Sequence[Decision], changed: bool) -> None:
+        """A planned session's decisions, kept for :meth:`_quiet_until`; under a policy
+        that keeps placements, whether they plan as the last session did with nothing
+        between (``changed``: something happened since it)."""
+        self._last_planned = (now, decisions)
+        if not any(self.core.backfill_for(q).keeps_placements for q in self._queues_seen):
+            return
+        plans = plan_signature(decisions)
+        self._plans_repeat = not changed and plans == self._plans
+        self._plans = plans
 
     def _apply(self, decisions: Sequence[Decision], now: float, *, planned: bool = False) -> None:
         """Start the dispatched jobs; note each strict queue's first pending decision and,
@@ -851,6 +957,7 @@ class Simulation:
         if not queued:
             del self._queued[job.queue]
         self._dirty = True
+        self._started_since = True
         self._busy += decision.allocation.slots
         duration = job.runtime
         killed = False

@@ -364,6 +364,7 @@ def timing(result: SimResult) -> dict[str, Any]:
             "dispatched": s.dispatched,
             "cache_hit_rate": s.cache_hit_rate,
             "events": s.events,
+            "idle_skipped": s.idle_skipped,
         },
     }
 

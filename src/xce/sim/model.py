@@ -173,6 +173,11 @@ class Timeline:
     busy: MutableSequence[int]
     pending: MutableSequence[int]
 
+    def repeats(self, busy: int, pending: int) -> bool:
+        """Whether a sample of these values would repeat the last one (it would change
+        nothing the step function says)."""
+        return bool(self.times) and self.busy[-1] == busy and self.pending[-1] == pending
+
     def add(self, time: float, busy: int, pending: int) -> None:
         if self.times and self.times[-1] == time:
             self.busy[-1], self.pending[-1] = busy, pending
