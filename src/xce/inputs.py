@@ -59,7 +59,8 @@ MAX_HOST_SLOTS = 10**6
 
 MAX_STATE_BYTES = 256 * 1024**2
 """A state file is at most 256 MiB (a YAML state of 20,000 hosts and 50,000 jobs is about
-15 MiB; PyYAML would need minutes and gigabytes for 256 MiB)."""
+15 MiB). A YAML state is read entry by entry (xce.cluster.yaml_stream), in about 16 times
+its size at the peak: a 50 MiB one, valid or bad on its last line, within 1 GB."""
 
 MAX_INPUT_BYTES = MAX_STATE_BYTES
 """The default cap of every reader here; a caller reading larger inputs (traces) passes

@@ -1,8 +1,10 @@
 """Loading a state file: parse, decode, check, build — all or nothing.
 
 Every problem becomes one :class:`~xce.errors.StateError` naming the file, the path
-in the document (``hosts[2].slots``), and the line and column of that node, found by
-walking the YAML node tree (JSON is YAML enough for this) along the path.
+in the document (``hosts[2].slots``), and the line and column of that node: in YAML by
+walking the node tree along the path (a YAML state is read entry by entry and the
+entries composed again only to locate an error in them: xce.cluster.yaml_stream), in
+JSON by a scan of the text without recursion.
 
 Lenient loading (``lenient=True``) keeps a malformed *job* entry from failing the whole
 file: the job is left out of the state and returned as an :class:`InvalidJob` carrying
@@ -39,15 +41,10 @@ from xce.cluster.schema import (
     quote,
 )
 from xce.cluster.state import ClusterState, build_state
+from xce.cluster.yaml_stream import LIBYAML as _LIBYAML
+from xce.cluster.yaml_stream import NOTHING, TooDeep, YamlTree, find_node, long_int, parse
 from xce.errors import InputError, StateError
 from xce.inputs import MAX_STATE_BYTES, read_input_text
-
-try:
-    from yaml import CSafeLoader as _BaseLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
-_LIBYAML = _BaseLoader.__name__.startswith("C")
 
 
 def _char_index(text: str, position: int) -> int:
@@ -76,41 +73,9 @@ state's own catalog."""
 _SUFFIXES: dict[str, Literal["yaml", "json"]] = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 
 
-class _Loader(_BaseLoader):
-    """Safe YAML, plus YAML 1.2 floats: ``1e6`` is a number, not the string "1e6"."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
-
-_MAX_DIGITS = 4000
-"""Python refuses to read whole numbers of more than 4300 digits from text: such a number
-is read as a power of ten of as many digits, which the schema then refuses as too large."""
-
-
-def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
-    digits = node.value.lstrip("+-").replace("_", "")
-    if len(digits) > _MAX_DIGITS and digits.isdigit():
-        return _long_int(node.value.startswith("-"), len(digits))
-    return loader.construct_yaml_int(node)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
 def _json_int(text: str) -> int:
     digits = len(text.lstrip("-"))
-    return _long_int(text.startswith("-"), digits) if digits > _MAX_DIGITS else int(text)
-
-
-def _long_int(negative: bool, digits: int) -> int:
-    """A whole number of ``digits`` digits that Python will not read from text: 10**(digits-1),
-    far beyond every limit, so the schema refuses it as too large where it is written."""
-    power: int = 10 ** (digits - 1)
-    return -power if negative else power
+    return long_int(text.startswith("-"), digits) if digits > _MAX_DIGITS else int(text)
 
 
 def _too_deep() -> str:
@@ -381,6 +346,7 @@ def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
     names = {order: str(job.id) for order, job in zip(orders, spec.jobs, strict=True)}
     raw = doc.raw_jobs()
     invalid = []
+    doc.prefetch([faults[i].path for i in faults])
     for i in sorted(faults):
         entry = _entry(raw, i)
         name = names.get(i) or _raw_id(entry) or format_path(("jobs", i))
@@ -566,10 +532,19 @@ class _Document:
         """The YAML node tree of the text, or None when there is none."""
         return None
 
+    def node(self, path: DocPath, at_key: bool) -> tuple[yaml.Node | None, bool]:
+        """The node at ``path`` (its key if ``at_key``), else its nearest parent; and
+        whether it is the node at ``path`` itself."""
+        return find_node(self.root(), path, at_key)
+
+    def prefetch(self, paths: list[DocPath]) -> None:
+        """About to locate many of these paths (a lenient load's invalid entries): get
+        ready to do it at once."""
+
     def find(self, path: DocPath, at_key: bool) -> _Found | None:
         """Where the node at ``path`` (its key if ``at_key``) is written, else its nearest
         parent; None when the document has no text (or no node at all)."""
-        node, exact = _find_node(self.root(), path, at_key)
+        node, exact = self.node(path, at_key)
         if node is None:
             return None
         scalar = node.value if exact and isinstance(node, yaml.ScalarNode) else None
@@ -624,34 +599,31 @@ class _Document:
         return StateError(what, source=self.source, line=line, column=column, text=self.line(line))
 
 
-_YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-
-
 class _YamlDocument(_Document):
-    """YAML text: composed once; the node tree is kept to locate errors."""
-
-    def line(self, number: int) -> str | None:
-        """Line ``number`` (1-based), counted as YAML counts them: CR LF, CR, LF, NEL,
-        U+2028 and U+2029 each end a line."""
-        if self.text is None:
-            return None
-        lines = _YAML_BREAKS.split(self.text)
-        return lines[number - 1] if 0 < number <= len(lines) else None
+    """YAML text, read entry by entry (xce.cluster.yaml_stream): the data, and the node
+    tree that locates paths with the entries of the root's lists composed again on demand
+    (a 50 MB state's whole node tree would need gigabytes)."""
 
     def __init__(self, text: str, source: str, *, lenient: bool = False) -> None:
         super().__init__(text, source, None)
-        loader = _Loader(text)
+        self._tree = YamlTree(text, NOTHING)  # until parsed: lines only, for syntax errors
         try:
-            self._root: yaml.Node | None = loader.get_single_node()
+            parsed = parse(text)
+            self._tree = YamlTree(text, parsed)
             faults: dict[int, SpecError] = {}
-            for err in _duplicate_keys(self._root):
-                i = _job_index(err.path) if lenient else None
+            for problem in parsed.problems:
+                if problem.deep is not None:
+                    raise problem.deep
+                assert problem.error is not None
+                i = _job_index(problem.error.path) if lenient else None
                 if i is None:
-                    raise err
-                faults.setdefault(i, err)
+                    raise problem.error
+                faults.setdefault(i, problem.error)
             self.job_faults = faults
-            self.data = loader.construct_document(self._root) if self._root else None
-        except _TooDeep as err:
+            if parsed.construct_error is not None:
+                raise parsed.construct_error
+            self.data = parsed.data
+        except TooDeep as err:
             line, column = err.mark.line + 1, err.mark.column + 1
             raise self.syntax_error(_too_deep(), line, column) from None
         except yaml.MarkedYAMLError as err:
@@ -667,8 +639,17 @@ class _YamlDocument(_Document):
             raise self.syntax_error(what, line, column) from None
         except SpecError as err:
             raise self.error(err) from None
-        finally:
-            loader.dispose()
+
+    def line(self, number: int) -> str | None:
+        """Line ``number`` (1-based), counted as YAML counts them: CR LF, CR, LF, NEL,
+        U+2028 and U+2029 each end a line."""
+        return self._tree.line(number)
+
+    def node(self, path: DocPath, at_key: bool) -> tuple[yaml.Node | None, bool]:
+        return self._tree.find(path, at_key)
+
+    def prefetch(self, paths: list[DocPath]) -> None:
+        self._tree.prefetch(paths)
 
     def _raise_too_deep(self) -> None:
         """Raise the nesting error where the text first nests too deep, if it does
@@ -687,7 +668,7 @@ class _YamlDocument(_Document):
             return
 
     def root(self) -> yaml.Node | None:
-        return self._root
+        return self._tree.root
 
     def check_text(self) -> None:
         assert self.text is not None
@@ -796,6 +777,10 @@ class _JsonValue(NamedTuple):
     key: int
     scalar: str | None
 
+
+_MAX_DIGITS = 4000
+"""Python refuses to read whole numbers of more than 4300 digits from text (see
+xce.cluster.yaml_stream.long_int)."""
 
 _JSON_TOKEN = re.compile(
     r'[ \t\r\n]*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([][{}:,])|([^][{}:," \t\r\n]+))', re.S
@@ -919,74 +904,3 @@ def _line_column(text: str, position: int) -> tuple[int, int]:
     """1-based line and column of a character offset."""
     line_start = text.rfind("\n", 0, position) + 1
     return text.count("\n", 0, position) + 1, position - line_start + 1
-
-
-def _duplicate_keys(root: yaml.Node | None) -> Iterator[SpecError]:
-    """PyYAML keeps the last of two equal keys silently; a typo then hides data."""
-    for path, node in _mappings(root):
-        seen: set[str] = set()
-        for key, _ in node.value:
-            if not isinstance(key, yaml.ScalarNode) or key.value == "<<":
-                continue
-            if key.value in seen:
-                yield SpecError(
-                    (*path, key.value), f"duplicate key {quote(key.value)}", at_key=True
-                )
-            seen.add(key.value)
-
-
-class _TooDeep(Exception):
-    """A list or mapping nested deeper than MAX_DEPTH starts at ``mark``."""
-
-    def __init__(self, mark: yaml.Mark) -> None:
-        super().__init__(_too_deep())
-        self.mark = mark
-
-
-def _mappings(root: yaml.Node | None) -> Iterator[tuple[DocPath, yaml.MappingNode]]:
-    """Every mapping node with its path, in document order; each node once (aliases may
-    form cycles). Raises _TooDeep at the first collection nested deeper than MAX_DEPTH."""
-    stack: list[tuple[DocPath, yaml.Node]] = [((), root)] if root is not None else []
-    visited: set[int] = set()
-    while stack:
-        path, node = stack.pop()
-        if id(node) in visited or isinstance(node, yaml.ScalarNode):
-            continue
-        visited.add(id(node))
-        if len(path) >= MAX_DEPTH:
-            raise _TooDeep(node.start_mark)
-        if isinstance(node, yaml.MappingNode):
-            yield path, node
-            stack.extend(
-                ((*path, k.value), v)
-                for k, v in reversed(node.value)
-                if isinstance(k, yaml.ScalarNode)
-            )
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node.value))))
-
-
-def _find_node(
-    root: yaml.Node | None, path: DocPath, at_key: bool
-) -> tuple[yaml.Node | None, bool]:
-    """The node at ``path`` (its key node if ``at_key``), else its nearest existing
-    parent; and whether it is the node at ``path`` itself."""
-    node = root
-    for depth, seg in enumerate(path):
-        want_key = at_key and depth == len(path) - 1
-        child = _child(node, seg, want_key) if node is not None else None
-        if child is None:
-            return node, False
-        node = child
-    return node, node is not None
-
-
-def _child(node: yaml.Node, seg: str | int, want_key: bool) -> yaml.Node | None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in reversed(node.value):  # the last of equal keys is the one in effect
-            if isinstance(key, yaml.ScalarNode) and key.value == str(seg):
-                return key if want_key else value
-    elif isinstance(node, yaml.SequenceNode) and isinstance(seg, int) and seg < len(node.value):
-        child: yaml.Node = node.value[seg]
-        return child
-    return None
