@@ -122,3 +122,11 @@ def test_a_queue_listed_twice_is_refused(entries: list[dict[str, Any]], message:
     doc = two_queues({"id": "j", "also_queues": entries})
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         state_from_dict(doc, "s.yaml")
+
+
+def test_a_bad_requirement_in_a_further_queue_is_located() -> None:
+    """An entry's requirement is checked at load as the job's is, at its own path."""
+    doc = two_queues({"id": "j"})
+    doc["jobs"][0]["also_queues"][0]["resreq"] = "select[nosuch]"
+    with pytest.raises(ValueError, match=r"jobs\[0\]\.also_queues\[0\]\.resreq: .*nosuch"):
+        state_from_dict(doc, "s.yaml")

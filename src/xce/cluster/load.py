@@ -266,6 +266,16 @@ def _check_requirements(
         )
         for j in state.jobs
     ]
+    items += [  # the requirement a job has in each further queue of its (also_queues)
+        (
+            ("jobs", j.order, "also_queues", k, "resreq"),
+            e.resreq,
+            *((j.min_tasks, j.max_tasks) if j.tasks_given else (None, None)),
+        )
+        for j in state.jobs
+        for k, e in enumerate(j.also_queues)
+        if e.resreq != j.resreq
+    ]
     for path, text, low, high in items:
         if not text:
             continue
