@@ -145,3 +145,15 @@ def test_a_bad_input_file_option_is_named_with_its_file(
     assert code == 2, stderr
     for name in names:
         assert name in stderr, stderr
+
+
+@pytest.mark.parametrize("what", ["file", "--workload file", "--cluster state file"])
+def test_an_empty_file_name_is_said_to_be_one(what: str) -> None:
+    """issue 26: ``check_input_file('')`` says the name is empty, naming what it is for
+    (an error whose file is '' showed no file at all: 'cannot read the file')."""
+    from xce.errors import InputError
+    from xce.inputs import check_input_file
+
+    with pytest.raises(InputError) as info:
+        check_input_file("", what=what)
+    assert str(info.value) == f"the {what} is named '' (an empty name)"

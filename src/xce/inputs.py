@@ -73,8 +73,11 @@ def check_input_file(path: str | os.PathLike[str], *, what: str = "file") -> Non
     """Raise InputError unless ``path`` names an existing regular file (after symlinks).
 
     A directory, FIFO, socket or device (``/dev/zero``) is refused by what it is, without
-    opening it (opening a FIFO would wait for a writer)."""
+    opening it (opening a FIFO would wait for a writer); an empty name is said to be one
+    (``--workload ''``: no error message could show the file otherwise)."""
     source = os.fspath(path)
+    if not source:
+        raise InputError(f"the {what} is named '' (an empty name)")
     try:
         mode = os.stat(source).st_mode
     except OSError as err:
