@@ -73,7 +73,16 @@ class _Held:
 
 class Planner:
     """One session's plan (see the module docstring). ``allocator`` must have begun the
-    session: the profile starts from its books as they are now."""
+    session: the profile starts from its books as they are now.
+
+    A backfill policy with rules of its own subclasses it (``BackfillPolicy.planner``,
+    e.g. ``xce.backfill.slurm``), overriding ``start_now``, ``plan``, ``hold`` and
+    ``started``; what such a planner may use besides: ``allocator``, ``now``,
+    ``reservations`` (by name), ``estimate_of``, ``static_hosts`` (the hosts a request
+    can ever use), ``masked`` (hosts advance reservations keep from a job over a
+    window), ``own_window`` (why a job naming a reservation cannot run over one),
+    ``fits_books`` (whether a request fits the books now) and ``when`` (a time as
+    messages show it)."""
 
     def __init__(self, allocator: Allocator, now: float) -> None:
         if not math.isfinite(now):
@@ -180,7 +189,7 @@ class Planner:
         keeps the hosts its planned start was promised on)."""
         alloc, now = self.allocator, self.now
         end = now + duration
-        own = self._own_window(job, now, end)
+        own = self.own_window(job, now, end)
         if own is not None:
             return Pending(job.id, own)
         named = job.reservation is not None  # it may use its reservation's hosts only
@@ -194,7 +203,7 @@ class Planner:
         if self._shortcuts and monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
             # unless a select can turn true as availability falls: then it is tried.
-            fits_now = self._fits_books(request)
+            fits_now = self.fits_books(request)
             if not fits_now:
                 self.reached["no view tried"] += 1
                 return alloc.decide(request)  # the reason, as ever
@@ -217,12 +226,12 @@ class Planner:
         if named:
             return decision  # its reservation's hosts are all it may use
         if fits_now is None:
-            fits_now = self._fits_books(request)
+            fits_now = self.fits_books(request)
         if fits_now:
             return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
         return alloc.decide(request)  # it does not fit now: the reason, as ever
 
-    def _fits_books(self, request: JobRequest) -> bool:
+    def fits_books(self, request: JobRequest) -> bool:
         """Whether the job could be placed on the books now (tried on a view of them:
         no charge, no cache entry). Jobs of one requirement, user, queue and project
         fit or not alike while the books are unchanged (when no plugin but the builtin
@@ -276,7 +285,7 @@ class Planner:
             own = self.reservations.get(job.reservation) if job.reservation else None
             if own is not None:
                 times = times[(times >= own.start) & (times + duration <= own.end)]
-        eligible = self._static_hosts(request)
+        eligible = self.static_hosts(request)
         screens = [(self._slot_totals(eligible), float(fewest))] if self._shortcuts else []
         screens += self._amount_screens(request, eligible) if self._shortcuts else []
         lo, chunk = 0, _FIRST_CANDIDATES
@@ -289,7 +298,7 @@ class Planner:
             self.reached["candidates screened out"] += int(len(some) - np.count_nonzero(enough))
             for start in some[enough].tolist():
                 end = start + duration
-                if self._own_window(job, start, end) is not None:
+                if self.own_window(job, start, end) is not None:
                     continue
                 view = self._view(
                     job,
@@ -450,7 +459,7 @@ class Planner:
         ]
         return out
 
-    def _static_hosts(self, request: JobRequest) -> npt.NDArray[np.bool_] | None:
+    def static_hosts(self, request: JobRequest) -> npt.NDArray[np.bool_] | None:
         """The hosts a one-primary job's select admits whatever availability is (None:
         no select, several primaries, or a select that reads availability)."""
         alternatives = request.requirement.alternatives
@@ -490,7 +499,7 @@ class Planner:
         if starting:  # what is really free now (a job past its estimate still holds)
             avail = {n: np.minimum(a, books.units(n)) for n, a in avail.items()}
             shared = {n: min(v, books.shared_units(n)) for n, v in shared.items()}
-        for hosts in self._masked(job, start, end):
+        for hosts in self.masked(job, start, end):
             for a in avail.values():
                 a[hosts] = np.minimum(a[hosts], 0.0)
         slots = avail[SLOTS]
@@ -504,7 +513,7 @@ class Planner:
             keys.insert(0, self._hint_key(hint))
         return books.view(avail, shared, tuple(keys) if keys else None, total)
 
-    def _masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
+    def masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
         """Hosts the job may not use over ``[start, end)`` because of reservations."""
         out: list[IndexArray | slice] = []
         own = self.reservations.get(job.reservation) if job.reservation is not None else None
@@ -529,7 +538,7 @@ class Planner:
     def _blocking(self, job: PendingJob, start: float, end: float) -> bool:
         return bool(self.reservations) and bool(self._overlapping(job, start, end))
 
-    def _own_window(self, job: PendingJob, start: float, end: float) -> PendInfo | None:
+    def own_window(self, job: PendingJob, start: float, end: float) -> PendInfo | None:
         """Why a job naming a reservation cannot run over ``[start, end)`` (None: it may,
         or it names none)."""
         if job.reservation is None:
@@ -541,17 +550,17 @@ class Planner:
         if start < r.start:
             return PendInfo(
                 PendReason.RESERVATION,
-                f"waits for its reservation {name} to begin at {self._when(r.start)}",
+                f"waits for its reservation {name} to begin at {self.when(r.start)}",
             )
         if end > r.end:
             return PendInfo(
                 PendReason.RESERVATION,
                 f"its estimated run ({duration(end - start)}) would pass the end of its "
-                f"reservation {name} at {self._when(r.end)}",
+                f"reservation {name} at {self.when(r.end)}",
             )
         return None
 
-    def _when(self, t: float) -> str:
+    def when(self, t: float) -> str:
         """A time in a message: as a person reads it, in the state's zone, from now."""
         return when(t, self.now, self.allocator.state.timezone)
 
@@ -590,14 +599,14 @@ class Planner:
             r = blocking[0]
             return (
                 f"the hosts it fits on now are in advance reservation {r.name} "
-                f"from {self._when(r.start)} to {self._when(r.end)}, which its estimated run "
+                f"from {self.when(r.start)} to {self.when(r.end)}, which its estimated run "
                 "would overlap"
             )
         first = self._first
         if first is not None and first.start < end:
             return (
                 f"what it fits on now is reserved for job {first.job}, planned to start at "
-                f"{self._when(first.start)}, before this job would end (backfill)"
+                f"{self.when(first.start)}, before this job would end (backfill)"
             )
         return "what it fits on now is reserved for jobs planned to start before it would end"
 

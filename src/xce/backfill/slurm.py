@@ -111,7 +111,7 @@ class SlurmPlanner(Planner):
     ) -> Decision:
         """Run the job's record: dispatched (the books charged) when Slurm would start
         it now, else pending with the outcome kept for :meth:`plan`."""
-        own = self._own_window(job, self.now, self.now + duration)
+        own = self.own_window(job, self.now, self.now + duration)
         if own is not None:
             return Pending(job.id, own)
         found = self._record(job, request, duration, self.now)
@@ -191,7 +191,7 @@ class SlurmPlanner(Planner):
         if first is not None:
             return (
                 "the nodes it fits on now are reserved, whole, by Slurm's backfill plan "
-                f"(first for job {first[0]}, planned to start at {self._when(first[1])})"
+                f"(first for job {first[0]}, planned to start at {self.when(first[1])})"
             )
         return super().why_reserved(job, end)
 
@@ -255,7 +255,7 @@ class SlurmPlanner(Planner):
     def _usable(self, job: PendingJob, request: JobRequest) -> int:
         """The hosts the job may ever use (its partition, as its static select says)."""
         books = self.allocator.books
-        static = self._static_hosts(request)
+        static = self.static_hosts(request)
         mask = books.ok if static is None else static & books.ok
         return bits_of(mask, self._n)
 
@@ -264,7 +264,7 @@ class SlurmPlanner(Planner):
         if job.reservation is None and not self.reservations:
             return 0
         mask = np.zeros(self._n, dtype=np.bool_)
-        for hosts in self._masked(job, start, end):
+        for hosts in self.masked(job, start, end):
             mask[hosts] = True
         return bits_of(mask, self._n)
 
@@ -287,7 +287,7 @@ class SlurmPlanner(Planner):
     def _pend(self, job: PendingJob, request: JobRequest, duration: float) -> Pending:
         """Why a job Slurm does not start now waits: RESERVED when it fits the books
         (the plan keeps it off), else the allocator's reason, as ever."""
-        if self._fits_books(request):
+        if self.fits_books(request):
             info = PendInfo(PendReason.RESERVED, self.why_reserved(job, self.now + duration))
             return Pending(job.id, info)
         decision = self.allocator.decide(request)
