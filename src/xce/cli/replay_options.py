@@ -187,6 +187,7 @@ class Replay:
 
     def check(self) -> None:
         """Every option on its own and together, before any input is read."""
+        from xce.inputs import check_input_file
         from xce.sim.clusters import check_hosts
         from xce.sim.workload import synthetic_count
 
@@ -205,6 +206,12 @@ class Replay:
             )
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
+        else:
+            check_input_file(self.workload, what="--workload file")
+        if self.cluster is not None:
+            check_input_file(self.cluster, what="--cluster state file")
+        if self.queues is not None:
+            check_input_file(self.queues, what="--queues file")
 
     def options(
         self,
