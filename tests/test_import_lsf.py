@@ -660,3 +660,12 @@ def test_xce_import_lsf_refuses_bad_options(args: list[str], words: str) -> None
     result = CliRunner().invoke(app, ["import", "lsf", folder, "--now", str(NOW), *args])
     assert result.exit_code == 2
     assert words in result.output
+
+
+def test_an_array_at_its_limit_takes_the_running_elements_as_its_limit() -> None:
+    """bjobs prints no ``%N`` on pending elements but says when the array is at its slot
+    limit: the record's limit is then as many elements as run (LSF holds the rest)."""
+    state, report = load("handmade-lsf-10.1-shape")
+    (record,) = [j for j in state["jobs"] if j["id"] == "104"]
+    assert record["array"].endswith("%1")
+    assert any("array limit taken from the running elements" in k for k in report.warnings)

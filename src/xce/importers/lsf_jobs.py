@@ -10,6 +10,7 @@ summary record (``sim[1-100]%5``) keeps its index list as written. Running eleme
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any
@@ -29,6 +30,7 @@ FINISHED = frozenset({"DONE", "EXIT", "POST_DONE", "POST_ERR"})
 #: one LSF used, the user's own -R.
 RESREQ_FIELDS = ("COMBINED_RESREQ", "EFFECTIVE_RESREQ", "RESREQ")
 _ID = re.compile(r"^(\d+)(?:\[(\d+)\])?$")
+_AT_LIMIT = re.compile(r"job array has reached its job slot limit", re.IGNORECASE)
 _NEVER = re.compile(r"never (?:be )?satisfied", re.IGNORECASE)
 
 
@@ -273,10 +275,19 @@ class JobMapper:
         """Array records into ``jobs``; a dependency that can no longer be met (on a
         finished job that ended the other way) holds its job; ``picker: priority``
         when any job has a priority."""
+        running = Counter(j.get("array_job") for j in self.state["running"])
         for base, entry in self.arrays.items():
             indices, specs, limit = (entry.pop(k) for k in ("_indices", "_specs", "_limit"))
             if self._twice(base, f"array {base}"):
                 continue
+            if not limit and _AT_LIMIT.search(entry.get("reason") or "") and running[base]:
+                # bjobs prints no %N on pending elements, but says when the array is at
+                # it: as many as run now is the limit LSF applies
+                limit = running[base]
+                self.report.warn(
+                    "array limit taken from the running elements (LSF says it is reached)",
+                    f"{entry['_where']}: %{limit}",
+                )
             parts = [*specs, values.compress(indices)] if indices else specs
             entry["array"] = ",".join(parts) + (f"%{limit}" if limit else "")
             self.state["jobs"].append(entry)
