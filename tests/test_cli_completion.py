@@ -17,9 +17,13 @@ XCE = Path(sys.executable).parent / "xce"
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_show_completion_prints_the_script(shell: str) -> None:
+def test_show_completion_prints_the_script(shell: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """issue 26: the app had completion turned off (add_completion=False since the
-    skeleton, with no reason given); the script for each shell names xce's variable."""
+    skeleton, with no reason given); the script for each shell names xce's variable.
+    (Typer detects the shell it runs under unless told not to: under ``make``'s ``sh``,
+    as in CI, it would refuse; the variable makes ``--show-completion SHELL`` take the
+    shell given.)"""
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     got = CliRunner().invoke(app, ["--show-completion", shell])
     assert got.exit_code == 0, got.output
     assert "_XCE_COMPLETE" in got.stdout
