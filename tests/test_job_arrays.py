@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from builders import ClusterBuilder
 from flow_states import by_id, flow_state, pending, planned, ran
 from strategies import scenarios
-from xce.alloc import Decision, Dispatched, PendReason
+from xce.alloc import AllocOptions, Decision, Dispatched, PendReason
 from xce.cluster import ClusterState, PendingJob, state_from_dict
 from xce.cluster.jobflow import parse_array
 from xce.core import JobFinished, JobStarted, JobSubmitted, SchedulerCore, Session, state_to_dict
@@ -512,3 +512,27 @@ def test_core_submission_keeps_a_record() -> None:
     assert kept.array == parse_array("1-5%2")
     assert kept.name == "sweep"
     assert [d.job for d in core.run_session().dispatched] == ["A_1", "A_2"]
+
+
+@given(flow_docs())
+def test_the_task_bound_changes_no_decision(doc: dict[str, Any]) -> None:
+    """The session makes only as many of a record's tasks jobs as could start (free
+    slots over the fewest a task wants) plus one: an exact bound behind the allocator's
+    shortcuts switch. With it off every task is a job, and every decision — records,
+    gates, plans under every policy — is the same; the random cases reach the bound
+    (records longer than the cluster's free slots allow)."""
+    state = state_from_dict(doc, "<doc>")
+    on = Session(state).run().decisions
+    off = Session(state, options=AllocOptions(shortcuts=False)).run().decisions
+    assert on == off
+
+
+def test_the_task_bound_is_reached() -> None:
+    """A record of 50 one-slot tasks on 4 free slots: 5 tasks become jobs, not 50 (the
+    cases of the property above include such records)."""
+    doc = {"hosts": [{"name": "h", "slots": 4}], "jobs": [{"id": "A", "array": "1-50"}]}
+    state = state_from_dict(doc, "<doc>")
+    session = Session(state)
+    decisions = session.run().decisions
+    assert [d.job for d in decisions] == ["A_1", "A_2", "A_3", "A_4", "A"]
+    assert pending(decisions[-1]).info.message.startswith("46 task(s) A_[5-50] wait")

@@ -490,7 +490,9 @@ class Session:
         to wait for the rest. A task wants at least ``fewest_tasks`` slots, and free
         slots only fall in a session, so no more can start (preempting queues: as many
         as the cluster's slots could hold). So ``1-100000`` on a full cluster is one
-        job, whatever its length."""
+        job, whatever its length. An exact bound: with the allocator's shortcuts off
+        (``AllocOptions(shortcuts=False)``) every task is made a job, and decisions are
+        the same (tests/test_job_arrays.py)."""
         out: list[PendingJob] = []
         alloc = self.allocator
         free = alloc.books.total_slots
@@ -503,6 +505,8 @@ class Session:
             need = max(self._request(job).requirement.fewest_tasks, 1)
             queue = self.state.queues.get(job.queue)
             room = (capacity if queue is not None and queue.preempts else free) // need + 1
+            if not alloc.options.shortcuts:  # the switch off: every task, as many jobs
+                room = len(array)
             if array.limit is not None:
                 room = min(room, max(array.limit - gates.running_tasks(job.id), 0) + 1)
             for i in itertools.islice(array, int(room)):
