@@ -455,3 +455,24 @@ def test_a_feature_named_as_a_gres_becomes_its_own_tag() -> None:
     assert g1["resources"]["gpu"] == 4
     assert "(feature_gpu && amd)" in state["jobs"][0]["resreq"]
     assert warned(report, "feature named as a resource") == ["gpu -> feature_gpu"]
+
+
+def test_a_constraint_on_a_feature_no_node_has_is_declared_and_reported() -> None:
+    """``-C abc`` where no imported node has ``abc``: the tag is declared, so the job
+    cannot run on the imported nodes (as in Slurm), and the report says so; the state
+    loads (it failed xce's own loader: an internal error, found by a review's fuzzing)."""
+    nodes = [node("n1", features=["intel"])]
+    state, report = one(
+        doc(nodes=nodes, partitions=[PARTITION]), doc(jobs=[pending(features="abc")])
+    )
+    state_from_dict(state, "<test>")
+    assert state["resources"]["abc"] == {"kind": "boolean"}
+    assert "(abc)" in state["jobs"][0]["resreq"]
+    assert warned(report, "feature no imported node has")
+
+
+def test_a_fractional_partition_tier_is_refused_at_its_path() -> None:
+    part = {**PARTITION, "priority": {"tier": 3.5}}
+    with pytest.raises(InputError, match=r"priority tier 3\.5 is not a whole number") as info:
+        one(doc(nodes=[node()], partitions=[part]))
+    assert info.value.path == "partitions[0]"

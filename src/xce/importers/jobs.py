@@ -9,6 +9,7 @@ priority, holds, begin times, dependencies and arrays: :mod:`xce.importers.slurm
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -276,9 +277,12 @@ def _requirement(
     features = str(job.get("features") or "")
     if features:
         try:
-            selects.append(f"({units.constraint(features, ctx.features)})")
+            select = units.constraint(features, ctx.features)
         except ValueError as err:
             ctx.report.warn("constraint not mapped", f"{where}: {err}")
+        else:
+            _declare_features(select, ctx, where)
+            selects.append(f"({select})")
     if selects:
         sections.append(f"select[{' && '.join(selects)}]")
     rusage = _memory(job, slots, where, ctx.report)
@@ -360,6 +364,21 @@ def _flow(
     if reason:
         ctx.report.reasons[job_id] = reason
         entry["reason"] = reason  # shown beside xce's own (xce schedule)
+
+
+def _declare_features(select: str, ctx: JobContext, where: str) -> None:
+    """A constraint naming a feature no imported node has (``-C abc``): the tag is
+    declared, so the job cannot run on the imported nodes, as in Slurm, reported (the
+    state failed xce's loader: an unknown name in a select)."""
+    have = {a for h in ctx.hosts.values() for a in h["host"]["attributes"]}
+    have |= set(ctx.state["resources"])
+    for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", select):
+        if name not in have:
+            ctx.state["resources"].setdefault(name, {"kind": "boolean"})
+            ctx.report.warn(
+                "constraint names a feature no imported node has (it cannot run on them)",
+                f"{where}: {name}",
+            )
 
 
 def _declare_gres(gres: Mapping[str, str], ctx: JobContext, where: str) -> None:

@@ -297,7 +297,10 @@ def _queue(part: Mapping[str, Any]) -> dict[str, Any]:
     defaults = _mapping(part.get("defaults"))
     max_time = maxima.get("time", part.get("max_time_limit"))
     default_time = defaults.get("time", part.get("default_time_limit"))
-    queue: dict[str, Any] = {"priority": units.number(tier, negative_unset=True) or 0}
+    priority = units.number(tier, negative_unset=True) or 0
+    if not float(priority).is_integer():
+        raise ValueError(f"priority tier {priority!r} is not a whole number")
+    queue: dict[str, Any] = {"priority": int(priority)}
     max_minutes = units.number(max_time, negative_unset=True)
     default_minutes = units.number(default_time, negative_unset=True)
     for minutes in (max_minutes, default_minutes):
