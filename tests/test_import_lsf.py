@@ -669,3 +669,18 @@ def test_an_array_at_its_limit_takes_the_running_elements_as_its_limit() -> None
     (record,) = [j for j in state["jobs"] if j["id"] == "104"]
     assert record["array"].endswith("%1")
     assert any("array limit taken from the running elements" in k for k in report.warnings)
+
+
+def test_a_failed_item_of_an_or_dependency_is_left_out() -> None:
+    """``done(99) || done(101)`` where 99 exited: 99 can never be done, so the job waits
+    for 101 alone (99, not in the state, was read as ended: the job ran at once)."""
+    jobs = doc(
+        "bjobs",
+        job("99", "EXIT"),
+        job("101", "PEND"),
+        job("108", "PEND", DEPENDENCY="done(99) || done(101)"),
+    )
+    state, _ = one(*HOSTS, jobs)
+    (got,) = [j for j in state["jobs"] if j["id"] == "108"]
+    assert got["dependency"] == "afterok:101"
+    assert "hold" not in got

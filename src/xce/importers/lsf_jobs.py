@@ -308,6 +308,9 @@ class JobMapper:
             entry["hold"] = True
             entry.pop("dependency", None)
             self.report.warn("dependency never satisfied (held)", entry["_where"])
+        elif anyone and any(failed):  # an item that can never hold is no way out: left out
+            left = [f"{k}:{j}" for (k, j), bad in zip(items, failed, strict=True) if not bad]
+            entry["dependency"] = "?".join(left)
 
     def _failed(self, kind: str, job: str) -> bool:
         state = self.finished.get(job)

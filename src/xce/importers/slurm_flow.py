@@ -88,6 +88,7 @@ def dependency(
         kind, job, minutes, state = match["kind"], match["job"], match["minutes"], match["state"]
         if state == "failed":
             failed += 1
+            continue  # can never hold: left out (all of them failed, or one of ',': held)
         if kind == "expand":
             report.warn("dependency expand: not modelled (left out)", f"{where}: {part}")
             continue
