@@ -488,3 +488,17 @@ def test_a_failed_item_of_an_any_one_dependency_is_left_out() -> None:
     (job,) = state["jobs"]
     assert job["dependency"] == "afterok:3"
     assert "hold" not in job
+
+
+def test_running_jobs_that_overfill_a_node_are_capped_and_reported() -> None:
+    """Memory not configured (``real_memory`` 1500 here, 1 on many sites) or fewer CPUs
+    than the jobs hold: the jobs are charged what the node has left, reported; the state
+    loads (it failed xce's own loader: an internal error, found by a review)."""
+    nodes = [node("n1", cpus=4, real_memory=1500)]
+    jobs = [running(3, cpus=2, mem=1000), running(4, cpus=4, mem=1000)]
+    state, report = one(doc(nodes=nodes, partitions=[PARTITION]), doc(jobs=jobs))
+    state_from_dict(state, "<test>")
+    allocs = [r["alloc"][0] for r in state["running"] if not r["id"].startswith("slurm:")]
+    assert [a["slots"] for a in allocs] == [2, 2]
+    assert [a["resources"]["mem"] for a in allocs] == [1000, 500]
+    assert warned(report, "hold more than a node has")

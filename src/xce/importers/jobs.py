@@ -48,6 +48,8 @@ class JobContext:
     features: Mapping[str, str] = field(default_factory=dict)  # feature -> its tag's name
     # (job id, partition) -> the priority Slurm gave the job there (sprio's text)
     priorities: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # host -> what the running jobs mapped so far hold there (slots, mem, GRES)
+    charged: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def job_state(job: Mapping[str, Any]) -> list[str]:
@@ -441,20 +443,42 @@ def _running(
     out = []
     for name, cpus, mem in alloc:
         host = ctx.hosts[name]["host"]
-        item: dict[str, Any] = {"host": name, "slots": min(int(cpus), host["slots"]) or 1}
+        used = ctx.charged.get(name, {})
+        free = host["slots"] - used.get("slots", 0)
+        if free < 1:
+            ctx.report.warn(
+                "running job on a node its other running jobs fill (skipped)", f"{where}: {name}"
+            )
+            return None
+        item: dict[str, Any] = {"host": name, "slots": min(int(cpus) or 1, free)}
         if not mem and (per_node or per_cpu):  # job_resources gives none: the request's
             mem = per_node or (per_cpu or 0) * item["slots"]
             guessed = True
-        held = {"mem": min(int(mem), host["resources"]["mem"])} if mem else {}
+        held = {"mem": int(mem)} if mem else {}
         for res, amount in gres.get(name, {}).items():
             if res in host["resources"]:
-                held[res] = min(amount, host["resources"][res])
+                held[res] = amount
             else:
                 ctx.report.warn("running job's GRES on a node without it (not charged)",
                                 f"{where}: {res} on {name}")  # fmt: skip
+        for res, amount in list(held.items()):  # never more than the node has left
+            left = host["resources"][res] - used.get(res, 0)
+            if amount > left:
+                ctx.report.warn(
+                    "running jobs hold more than a node has (capped at what is left)",
+                    f"{where}: {res} on {name}",
+                )
+            if left > 0:
+                held[res] = min(amount, left)
+            else:
+                del held[res]
         if held:
             item["resources"] = held
         out.append(item)
+    for item in out:
+        used = ctx.charged.setdefault(item["host"], {})
+        for res, amount in {"slots": item["slots"], **item.get("resources", {})}.items():
+            used[res] = used.get(res, 0) + amount
     if guessed:
         ctx.report.warn("running job's memory from its request (job_resources gives none)", where)
     entry["alloc"] = out

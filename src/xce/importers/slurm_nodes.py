@@ -189,7 +189,7 @@ def _entry(
     Amounts are capped at what the jobs leave free; memory or GRES with no CPU left
     over take one slot (a running entry holds at least one), if one is free."""
     free_slots = host["slots"] - jobs.get("slots", 0)
-    slots = min(max(extra["slots"], 0), free_slots)
+    slots = min(max(extra["slots"], 0), max(free_slots, 0))
     resources = {}
     for res, amount in extra.items():
         if res == "slots" or res not in host["resources"]:
