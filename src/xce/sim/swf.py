@@ -23,6 +23,7 @@ malformed line, and the rest of the trace is lost.
 from __future__ import annotations
 
 import functools
+from array import array
 import math
 import os
 import re
@@ -60,6 +61,8 @@ class SwfTrace:
     skipped: Counter[str] = field(default_factory=Counter)
     lines: int = 0  # job lines read (kept or skipped)
     header_lines: dict[str, int] = field(default_factory=dict)  # key -> its line number
+    # each kept job's recorded wait (field 3, seconds; -1: unknown), parallel to ``jobs``
+    waits: array[float] = field(default_factory=lambda: array("d"))
 
     def header_int(self, key: str, *, limit: int | None = None) -> int | None:
         """A numeric header field (``MaxNodes``), or None when absent, not a finite
@@ -174,6 +177,7 @@ def read_swf(
         else:
             seen[job.id] = number
             trace.jobs.append(job)
+            trace.waits.append(values[2])
     return trace
 
 
