@@ -54,6 +54,7 @@ def _register() -> None:
     from xce.cli import (
         compare_cmd,
         import_cmd,
+        predict_cmd,
         report_cmd,
         resreq_cmd,
         schedule_cmd,
@@ -68,6 +69,7 @@ def _register() -> None:
     app.command("sweep", cls=XceCommand)(guarded(sweep_cmd.sweep))
     app.command("report", cls=XceCommand)(guarded(report_cmd.report))
     app.command("resreq", cls=XceCommand)(guarded(resreq_cmd.resreq))
+    app.command("predict", cls=XceCommand)(guarded(predict_cmd.predict))
     app.add_typer(workload_cmd.workload_app, name="workload", cls=XceGroup)
     app.add_typer(import_cmd.import_app, name="import", cls=XceGroup)
 

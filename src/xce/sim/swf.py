@@ -23,10 +23,10 @@ malformed line, and the rest of the trace is lost.
 from __future__ import annotations
 
 import functools
-from array import array
 import math
 import os
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field

@@ -1,0 +1,438 @@
+"""A snapshot replayed forward: when each pending job starts if jobs end at their
+predicted runtimes.
+
+The replay is the scheduler's own loop in simulated time: a session now (the same
+session ``xce schedule`` runs: same core, pickers, backfill policy, preemptor), its
+dispatches started, then the next instant something can change (a job's predicted end,
+a begin time, an advance reservation's edge), its ends applied and a session run, until
+no job pends or nothing is left to happen. Sessions plan with the jobs' *requested*
+times, as the scheduler does (backfill reservations, ``squeue --start``); only the ends
+come from the predictor. A running job ends at its start plus its predicted runtime
+(never before now: a predictor raises a prediction the job has outlived); a job started
+in the replay ends that long after its start.
+
+Holds never lift, so a held job never starts; a dependency is satisfied once its job
+ends (planning assumes every job succeeds); a job preempted in the replay goes back to
+its queue (as the simulator requeues), work running at the snapshot just ends.
+
+:func:`predict_starts` runs the replay once with the point predictions and ``runs``
+more times with runtimes drawn from the predictor's spread, each run with its own
+random stream (``seed``, run number), and gives every pending job its predicted start
+and the 10th–90th percentile of its sampled starts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from xce.alloc import Dispatched, PendInfo, Pending
+from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob, estimate
+from xce.core import JobFinished, JobPreempted, JobStarted, JobSubmitted, SchedulerCore
+from xce.core.pickers import PickerRegistry, default_pickers, picker_traits
+from xce.core.session import SessionResult, array_task, job_request
+from xce.errors import EventError, InternalError
+from xce.predict.protocol import Asked, RuntimePredictor
+from xce.preempt import Preemptor
+
+__all__ = ["Forecast", "ForwardRun", "JobForecast", "Policy", "forward_replay", "predict_starts"]
+
+LOW_Q, HIGH_Q = 0.1, 0.9
+"""The interval of a prediction: these quantiles of the sampled runs' starts."""
+
+MAX_SESSIONS = 1_000_000
+"""A replay that has run this many sessions is a bug (each session follows an event)."""
+
+Runtime = Callable[[Asked], float]
+"""Seconds a job runs in all (the predictor's point prediction, or a draw)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How the scheduler decides: what ``xce schedule`` is given. ``shortcuts``: the
+    exact session shortcut (:class:`_Candidates`); off, every session tries every
+    pending job, and decides alike."""
+
+    picker: str | None = None
+    backfill: str | None = None
+    preemptor: Preemptor | None = None
+    shortcuts: bool = True
+    registry: PickerRegistry | None = field(default=None, compare=False)
+
+    def core(self, state: ClusterState) -> SchedulerCore:
+        return SchedulerCore(
+            state,
+            picker=self.picker,
+            backfill=self.backfill,
+            preemptor=self.preemptor,
+            pickers=self.pickers(),
+        )
+
+    def pickers(self) -> PickerRegistry:
+        return self.registry if self.registry is not None else default_pickers()
+
+
+@dataclass(slots=True)
+class ForwardRun:
+    """One forward replay: per pending job of the snapshot, when it starts (None: never,
+    in this run), and for an array record when its last task starts; why the jobs that
+    never start wait (their last decision); the first session's result."""
+
+    now: float
+    starts: dict[str, float | None]
+    last_starts: dict[str, float] = field(default_factory=dict)
+    reasons: dict[str, PendInfo] = field(default_factory=dict)
+    first: SessionResult | None = None
+    sessions: int = 0
+    ends: int = 0  # jobs the replay ended (snapshot's running ones included)
+
+
+def asked_pending(job: PendingJob, state: ClusterState) -> Asked:
+    """What a predictor is asked of a pending job."""
+    return Asked(
+        job.id,
+        job.user,
+        estimate(job.requested_time, state.queues.get(job.queue)),
+        name=job.name,
+        queue=job.queue,
+        tasks=job.max_tasks,
+    )
+
+
+def asked_running(job: RunningJob, state: ClusterState, now: float) -> Asked:
+    """What a predictor is asked of a job running at ``now``."""
+    return Asked(
+        job.id,
+        job.user,
+        estimate(job.requested_time, state.queues.get(job.queue)),
+        name=job.name,
+        queue=job.queue,
+        tasks=job.slots,
+        elapsed=max(now - job.start_time, 0.0),
+    )
+
+
+def forward_replay(
+    state: ClusterState,
+    runtime: Runtime,
+    *,
+    policy: Policy | None = None,
+    now: float | None = None,
+) -> ForwardRun:
+    """Replay ``state`` forward from ``now`` (default: its session time), each job
+    running ``runtime`` of what it is asked (see the module docstring)."""
+    return _Replay(state, runtime, policy or Policy(), now).run()
+
+
+class _Replay:
+    def __init__(
+        self, state: ClusterState, runtime: Runtime, policy: Policy, now: float | None
+    ) -> None:
+        self.state = state
+        self.runtime = runtime
+        self.now = state.session_time() if now is None else now
+        self.core = policy.core(state)
+        self.heap: list[tuple[float, int, str]] = []
+        self.seq = 0
+        self.ends: dict[str, float] = {}  # running job -> its end (cancelled if not equal)
+        self.records = {j.id: j for j in state.jobs}
+        self.pending_ids = set(self.records)
+        self.run_of = ForwardRun(self.now, dict.fromkeys(self.records))
+        self.own: dict[str, PendingJob] = {}  # jobs started in the replay (requeue)
+        self.lengths: dict[str, float] = {}  # job -> its runtime (kept for a requeue)
+        self.moments = sorted(self._moments())
+        self.candidates = _Candidates.of(self.core, policy)
+
+    def _moments(self) -> set[float]:
+        """Instants a session may decide differently with no job ending: begin times
+        and reservation edges after now."""
+        out = {j.begin_time for j in self.state.jobs if j.begin_time is not None}
+        for r in self.state.reservations:
+            out.update((r.start, r.end))
+        return {t for t in out if math.isfinite(t) and t > self.now}
+
+    def run(self) -> ForwardRun:
+        for r in self.state.running:
+            total = self.runtime(asked_running(r, self.state, self.now))
+            self._end_at(r.id, max(r.start_time + total, self.now))
+        t = self.now
+        while True:
+            jobs = self.candidates.now() if self.candidates is not None else None
+            result = self.core.run_session(jobs=jobs, now=t)
+            out = self.run_of
+            out.sessions += 1
+            if out.first is None:
+                out.first = result
+            if out.sessions > MAX_SESSIONS:
+                raise InternalError(f"the forward replay ran {MAX_SESSIONS:,} sessions")
+            again = self._apply(result, t)
+            if not self.core.pending_count or not (self.pending_ids & self._waiting()):
+                break
+            if again:
+                continue  # preempted work freed: decide again at the same instant
+            nxt = self._next(t)
+            if nxt is None:
+                break
+            t = nxt
+            self._finish_until(t)
+        return self.run_of
+
+    def _waiting(self) -> set[str]:
+        """The snapshot's jobs that have not started yet (an array while a task waits)."""
+        return {j.id for j in self.core.pending_jobs()}
+
+    def _apply(self, result: SessionResult, t: float) -> bool:
+        """Start the dispatches; preempt what a decision preempts (True: decide again)."""
+        again = False
+        for d in result.decisions:
+            if isinstance(d, Dispatched):
+                self._start(d, t)
+            elif isinstance(d, Pending) and d.preemption is not None:
+                self._preempt(d.preemption.victims, t)
+                self._start(Dispatched(d.job, d.preemption.promise), t)
+                again = True
+            elif d.job in self.pending_ids:
+                self.run_of.reasons[d.job] = d.info
+        return again
+
+    def _start(self, d: Dispatched, t: float) -> None:
+        core = self.core
+        job = core.pending(d.job)
+        key = d.job
+        if job is None:  # a task of an array record: asked about as itself
+            key, _, index = d.job.rpartition("_")
+            record = core.pending(key)
+            if record is None or record.array is None or not index.isdigit():
+                raise InternalError(f"the session started {d.job}, which does not pend")
+            job = array_task(record, int(index))
+        try:
+            core.apply(JobStarted(d.job, d.allocation, t))
+        except EventError as err:  # a session's decision that does not fit is a bug
+            raise InternalError(f"the forward replay could not start {d.job}: {err}") from err
+        length = self.lengths.get(d.job)
+        if length is None:
+            length = self.lengths[d.job] = self.runtime(asked_pending(job, self.state))
+        self.own[d.job] = job
+        self._end_at(d.job, t + length)
+        if self.candidates is not None:
+            self.candidates.started(key, job, d.allocation.slots)
+        if key in self.pending_ids:
+            out = self.run_of
+            if out.starts.get(key) is None:
+                out.starts[key] = t
+            if job.array_job is not None:
+                out.last_starts[key] = t
+            out.reasons.pop(key, None)
+
+    def _preempt(self, victims: tuple[str, ...] | list[str], t: float) -> None:
+        for victim in victims:
+            self.ends.pop(victim, None)
+            run = self.core.running(victim)
+            self.core.apply(JobPreempted(victim, t))
+            if self.candidates is not None and run is not None:
+                self.candidates.freed(run.slots)
+            again = self.own.pop(victim, None)
+            if again is not None and again.array_job is None:
+                self.core.apply(JobSubmitted(again))
+                if self.candidates is not None:
+                    self.candidates.add(again)
+
+    def _end_at(self, job_id: str, at: float) -> None:
+        self.ends[job_id] = at
+        if math.isfinite(at):
+            heapq.heappush(self.heap, (at, self.seq, job_id))
+            self.seq += 1
+
+    def _next(self, t: float) -> float | None:
+        """The next instant after ``t`` something changes, if any."""
+        heap = self.heap
+        while heap and self.ends.get(heap[0][2]) != heap[0][0]:
+            heapq.heappop(heap)  # a preempted run's end
+        moments = self.moments
+        while moments and moments[0] <= t:
+            moments.pop(0)
+        candidates = [heap[0][0]] if heap else []
+        if moments:
+            candidates.append(moments[0])
+        return min(candidates) if candidates else None
+
+    def _finish_until(self, t: float) -> None:
+        heap = self.heap
+        while heap and heap[0][0] <= t:
+            at, _, job_id = heapq.heappop(heap)
+            if self.ends.get(job_id) != at:
+                continue
+            del self.ends[job_id]
+            self.own.pop(job_id, None)
+            run = self.core.running(job_id)
+            self.core.apply(JobFinished(job_id, at))
+            if self.candidates is not None and run is not None:
+                self.candidates.freed(run.slots)
+            self.run_of.ends += 1
+
+
+class _Candidates:
+    """The jobs a session can start, when every queue's picker and backfill policy
+    promise ``monotone_in_session``, no picker holds its queue at its head and no
+    advance reservation is in force: a job whose every alternative wants more slots than
+    are free in all pends whatever the others do, and, pending, charges nothing and
+    changes no other decision (the simulator's shortcut, :mod:`xce.sim.engine`). Gated
+    jobs (arrays, further queues, holds, begin times, dependencies) and those of a queue
+    that preempts are always tried."""
+
+    __slots__ = ("alive", "core", "fewest", "free", "ids", "index")
+
+    def __init__(self, core: SchedulerCore, free: int) -> None:
+        self.core = core
+        self.free = free
+        self.ids: list[str] = []
+        self.index: dict[str, int] = {}
+        self.fewest = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)
+
+    @staticmethod
+    def of(core: SchedulerCore, policy: Policy) -> _Candidates | None:
+        state = core.state
+        if not policy.shortcuts or state.reservations:
+            return None
+        registry = policy.pickers()
+        queues = {j.queue for j in state.jobs} | {
+            e.queue for j in state.jobs for e in j.also_queues
+        }
+        for q in queues:
+            traits = picker_traits(registry.get(core.picker_name(q)))
+            if not traits.monotone_in_session or traits.blocks_queue_at_head:
+                return None
+            if not core.backfill_for(q).monotone_in_session:
+                return None
+        total = int(np.nansum(state.hosts.capacity[SLOTS]))
+        free = total - sum(r.slots for r in state.running)
+        out = _Candidates(core, free)
+        preempting = {n for n, q in state.queues.items() if q.preempts}
+        fewest = [out._fewest(j, preempting) for j in state.jobs]
+        out.ids = [j.id for j in state.jobs]
+        out.index = {job_id: i for i, job_id in enumerate(out.ids)}
+        out.fewest = np.asarray(fewest, dtype=np.int64)
+        out.alive = np.ones(len(out.ids), dtype=bool)
+        return out
+
+    def _fewest(self, job: PendingJob, preempting: set[str]) -> int:
+        if job.gated or job.queue in preempting:
+            return 0
+        return job_request(job, self.core.catalog).requirement.fewest_tasks
+
+    def now(self) -> list[PendingJob]:
+        """The pending jobs a session tries now, in arrival order."""
+        pending = self.core.pending
+        chosen = np.flatnonzero(self.alive & (self.fewest <= self.free))
+        jobs = [pending(self.ids[i]) for i in chosen.tolist()]
+        return [j for j in jobs if j is not None]
+
+    def started(self, key: str, job: PendingJob, slots: int) -> None:
+        """Job (or array record) ``key`` started ``job`` on ``slots`` slots."""
+        self.free -= slots
+        i = self.index.get(key)
+        if i is not None and self.core.pending(key) is None:
+            self.alive[i] = False
+
+    def freed(self, slots: int) -> None:
+        self.free += slots
+
+    def add(self, job: PendingJob) -> None:
+        """A preempted job back in its queue."""
+        i = self.index.get(job.id)
+        if i is None:
+            self.index[job.id] = i = len(self.ids)
+            self.ids.append(job.id)
+            self.fewest = np.append(self.fewest, 0)
+            self.alive = np.append(self.alive, True)
+        self.alive[i] = True
+        self.fewest[i] = 0
+
+
+# -- predictions with an interval ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JobForecast:
+    """One pending job's predicted start (None: it never starts in the point replay),
+    the interval of its sampled starts (None when it did not start in enough of them),
+    the scheduler's own estimate when the state has one, and why it waits for ever."""
+
+    job: str
+    start: float | None
+    low: float | None
+    high: float | None
+    scheduler_start: float | None
+    last_start: float | None = None  # an array record: its last task's start
+    reason: PendInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    """What :func:`predict_starts` found."""
+
+    now: float
+    jobs: tuple[JobForecast, ...]
+    runs: int
+    point: ForwardRun
+    seconds: float  # wall time of all the replays
+
+
+def predict_starts(
+    state: ClusterState,
+    predictor: RuntimePredictor,
+    *,
+    runs: int = 0,
+    seed: int = 0,
+    policy: Policy | None = None,
+    now: float | None = None,
+) -> Forecast:
+    """Every pending job's predicted start (point replay) and interval (``runs``
+    sampled replays); see the module docstring."""
+    began = time.perf_counter()
+    point = forward_replay(state, predictor.predict, policy=policy, now=now)
+    samples: list[Mapping[str, float | None]] = []
+    for run in range(runs):
+        rng = np.random.default_rng([seed, run])
+        memo: dict[str, float] = {}
+
+        def draw(
+            job: Asked, rng: np.random.Generator = rng, memo: dict[str, float] = memo
+        ) -> float:
+            key = f"{job.id}\0{job.elapsed}"
+            if key not in memo:
+                memo[key] = predictor.sample(job, rng)
+            return memo[key]
+
+        samples.append(forward_replay(state, draw, policy=policy, now=now).starts)
+    jobs = tuple(_forecast(j, point, samples) for j in state.jobs)
+    return Forecast(point.now, jobs, runs, point, time.perf_counter() - began)
+
+
+def _forecast(
+    job: PendingJob, point: ForwardRun, samples: list[Mapping[str, float | None]]
+) -> JobForecast:
+    low = high = None
+    if samples:
+        starts = np.array(
+            [s.get(job.id) if s.get(job.id) is not None else math.inf for s in samples],
+            dtype=float,
+        )
+        lo, hi = np.quantile(starts, [LOW_Q, HIGH_Q], method="inverted_cdf")
+        low = float(lo) if math.isfinite(lo) else None
+        high = float(hi) if math.isfinite(hi) else None
+    return JobForecast(
+        job.id,
+        point.starts.get(job.id),
+        low,
+        high,
+        job.scheduler_start,
+        point.last_starts.get(job.id),
+        point.reasons.get(job.id),
+    )
