@@ -145,6 +145,34 @@ REPLAY_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
         "requeue",
     ),
     (
+        "predictor",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--predictor",
+                metavar="NAME[:OPTION]",
+                help="A runtime predictor that learns as jobs end (history, fraction[:F], "
+                "limit, or a plugin's): each job's planned start is what a plan with its "
+                "predictions says (prediction_error_s), and with --backfill-with predicted "
+                "backfill plans with them (docs/prediction.md).",
+            ),
+        ],
+        None,
+    ),
+    (
+        "backfill_with",
+        Annotated[
+            str,
+            typer.Option(
+                "--backfill-with",
+                metavar="WHAT",
+                help="What backfill plans with: requested (the jobs' requested times, as "
+                "schedulers do) or predicted (the --predictor's predictions).",
+            ),
+        ],
+        "requested",
+    ),
+    (
         "seed",
         Annotated[int, typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload.")],
         0,
@@ -181,6 +209,8 @@ class Replay:
     interval: float | None = None
     enforce_walltime: bool = False
     preempt_mode: str = "requeue"
+    predictor: str | None = None
+    backfill_with: str = "requested"
     seed: int = 0
     limit: int | None = None
     lenient: bool = False
@@ -204,6 +234,13 @@ class Replay:
                 f"--preempt-mode: unknown mode {plain(repr(self.preempt_mode))} "
                 f"(known: {', '.join(PREEMPT_MODES)})"
             )
+        if self.predictor is not None:
+            from xce.predict import default_predictors
+
+            default_predictors().make(self.predictor)
+        from xce.sim.predicted import check_backfill_with
+
+        check_backfill_with(self.backfill_with, self.predictor)
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
         else:
@@ -229,6 +266,8 @@ class Replay:
             enforce_walltime=self.enforce_walltime,
             preemptor=preemptor,
             backfill=backfill,
+            predictor=self.predictor,
+            backfill_with=self.backfill_with,
         )
 
     def out_dir(self, out: str | None, names: tuple[str, ...], force: bool) -> Path | None:

@@ -13,9 +13,11 @@ from xce.core.events import (
     JobPreempted,
     JobStarted,
     JobSubmitted,
+    JobUpdated,
     LimitsChanged,
     QueuesChanged,
     SharedChanged,
+    TimeLimitChanged,
 )
 from xce.core.pickers import (
     FairsharePicker,
@@ -52,6 +54,7 @@ __all__ = [
     "JobPreempted",
     "JobStarted",
     "JobSubmitted",
+    "JobUpdated",
     "LimitsChanged",
     "Pick",
     "PickSequence",
@@ -66,6 +69,7 @@ __all__ = [
     "SessionStats",
     "SharedChanged",
     "StrictPicker",
+    "TimeLimitChanged",
     "default_pickers",
     "fairshare_priority",
     "fcfs_order",

@@ -47,9 +47,11 @@ from xce.core.events import (
     JobPreempted,
     JobStarted,
     JobSubmitted,
+    JobUpdated,
     LimitsChanged,
     QueuesChanged,
     SharedChanged,
+    TimeLimitChanged,
 )
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.repeat import Started
@@ -246,6 +248,10 @@ class SchedulerCore:
                 raise EventError(f"JobPreempted: job {job_id!r} is pending, not running")
             case JobFinished(job_id) | JobKilled(job_id) | JobPreempted(job_id):
                 raise EventError(f"{type(event).__name__}: unknown job {job_id!r}")
+            case JobUpdated(job):
+                self._update(job)
+            case TimeLimitChanged(job_id, requested, time):
+                self._change_time_limit(job_id, requested, time)
             case HostAdded():
                 self._add_host(event)
             case HostChanged():
@@ -287,17 +293,28 @@ class SchedulerCore:
     def _submit(self, job: PendingJob) -> None:
         if job.id in self._pending or job.id in self._running:
             raise EventError(f"JobSubmitted: job {job.id!r} already exists")
-        for what in ("submit_time", "runtime", "requested_time"):
-            value = getattr(job, what)
-            if value is not None:
-                _check_number("JobSubmitted", f"job {job.id!r}: {what}", value)
-        try:
-            job_request(job, self._catalog)
-        except InputError as err:
-            raise EventError(f"JobSubmitted: job {job.id!r}: {err}") from None
+        self._check_job("JobSubmitted", job)
         self._pending[job.id] = _numbered(job, self._next_order)
         self._next_order += 1
         self._gated = self._gated or job.gated
+
+    def _update(self, job: PendingJob) -> None:
+        old = self._pending.get(job.id)
+        if old is None:
+            raise EventError(f"JobUpdated: job {job.id!r} is not pending")
+        self._check_job("JobUpdated", job)
+        self._pending[job.id] = replace(job, order=old.order)
+        self._gated = self._gated or job.gated
+
+    def _check_job(self, what: str, job: PendingJob) -> None:
+        for name in ("submit_time", "runtime", "requested_time", "begin_time"):
+            value = getattr(job, name)
+            if value is not None:
+                _check_number(what, f"job {job.id!r}: {name}", value)
+        try:
+            job_request(job, self._catalog)
+        except InputError as err:
+            raise EventError(f"{what}: job {job.id!r}: {err}") from None
 
     def _start(self, job_id: str, allocation: JobAllocation, time: float) -> None:
         job = self._pending.get(job_id) or self._array_task(job_id)
@@ -343,6 +360,22 @@ class SchedulerCore:
             del self._pending[job_id]
         self._running[job_id] = _running_job(job, allocation, shared, self._hosts.names, time)
         self._held[job_id] = held
+
+    def _change_time_limit(self, job_id: str, requested: float | None, time: float) -> None:
+        what = "TimeLimitChanged"
+        _check_number(what, f"job {job_id!r}: time", time)
+        if requested is not None:
+            _check_number(what, f"job {job_id!r}: requested_time", requested)
+            if requested < 0:
+                raise EventError(f"{what}: job {job_id!r}: requested_time {requested} < 0")
+        if job_id in self._running:
+            run = self._running[job_id]
+            self._running[job_id] = replace(run, requested_time=requested)
+        elif job_id in self._pending:
+            job = self._pending[job_id]
+            self._pending[job_id] = replace(job, requested_time=requested)
+        else:
+            raise EventError(f"{what}: unknown job {job_id!r}")
 
     def _array_task(self, job_id: str) -> PendingJob | None:
         """Task ``412_7`` of a pending array record ``412`` that still holds index 7."""

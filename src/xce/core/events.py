@@ -24,9 +24,11 @@ __all__ = [
     "JobPreempted",
     "JobStarted",
     "JobSubmitted",
+    "JobUpdated",
     "LimitsChanged",
     "QueuesChanged",
     "SharedChanged",
+    "TimeLimitChanged",
 ]
 
 
@@ -111,6 +113,27 @@ class QueuesChanged:
     default_picker: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TimeLimitChanged:
+    """A pending or running job's requested time (its time limit, what planning
+    assumes it runs) becomes ``requested_time`` (None: none), as ``scontrol update
+    job TimeLimit=`` changes it; a predictor raising a prediction the job outlived
+    (xce.sim.predicted) does the same."""
+
+    job_id: str
+    requested_time: float | None
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobUpdated:
+    """A pending job's fields change (``scontrol update job``, ``qalter``, ``bmod``: a
+    hold, a begin time, a dependency, a requirement); it keeps its place in arrival
+    order (its ``order`` is the core's)."""
+
+    job: PendingJob
+
+
 Event = (
     JobSubmitted
     | JobStarted
@@ -122,4 +145,6 @@ Event = (
     | SharedChanged
     | LimitsChanged
     | QueuesChanged
+    | TimeLimitChanged
+    | JobUpdated
 )

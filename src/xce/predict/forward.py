@@ -23,17 +23,26 @@ and the 10th–90th percentile of its sampled starts.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from xce.alloc import Dispatched, PendInfo, Pending
 from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob, estimate
-from xce.core import JobFinished, JobPreempted, JobStarted, JobSubmitted, SchedulerCore
+from xce.cluster.jobflow import DepKind
+from xce.core import (
+    JobFinished,
+    JobPreempted,
+    JobStarted,
+    JobSubmitted,
+    JobUpdated,
+    SchedulerCore,
+)
 from xce.core.pickers import PickerRegistry, default_pickers, picker_traits
 from xce.core.session import SessionResult, array_task, job_request
 from xce.errors import EventError, InternalError
@@ -146,6 +155,13 @@ class _Replay:
         self.own: dict[str, PendingJob] = {}  # jobs started in the replay (requeue)
         self.lengths: dict[str, float] = {}  # job -> its runtime (kept for a requeue)
         self.moments = sorted(self._moments())
+        # job -> the delays of the ``after`` items waiting on its start; its start
+        self.after: dict[str, list[float]] = {}
+        self.began: dict[str, float] = {}
+        for j in state.jobs:
+            for item in j.dependency.items if j.dependency is not None else ():
+                if item.kind is DepKind.AFTER and item.job is not None:
+                    self.after.setdefault(item.job, []).append(item.delay)
         self.candidates = _Candidates.of(self.core, policy)
 
     def _moments(self) -> set[float]:
@@ -160,11 +176,15 @@ class _Replay:
         for r in self.state.running:
             total = self.runtime(asked_running(r, self.state, self.now))
             self._end_at(r.id, max(r.start_time + total, self.now))
+        for r in self.state.running:
+            self._note_start(r.id, r.start_time)
         t = self.now
+        out = self.run_of
         while True:
-            jobs = self.candidates.now() if self.candidates is not None else None
+            # the first session is whole: it is xce schedule's, reasons and all
+            shortcut = self.candidates is not None and out.first is not None
+            jobs = self.candidates.now() if shortcut and self.candidates is not None else None
             result = self.core.run_session(jobs=jobs, now=t)
-            out = self.run_of
             out.sessions += 1
             if out.first is None:
                 out.first = result
@@ -174,13 +194,47 @@ class _Replay:
             if not self.core.pending_count or not (self.pending_ids & self._waiting()):
                 break
             if again:
-                continue  # preempted work freed: decide again at the same instant
+                continue  # something changed at this instant: decide again
             nxt = self._next(t)
             if nxt is None:
                 break
             t = nxt
             self._finish_until(t)
+        if shortcut and self.pending_ids & self._waiting():
+            self._reasons(self.core.run_session(now=t))  # a whole session says why
         return self.run_of
+
+    def _reasons(self, result: SessionResult) -> None:
+        """Why the jobs still waiting at the end wait (from a whole session)."""
+        for d in result.decisions:
+            if isinstance(d, Pending) and d.job in self.pending_ids:
+                self.run_of.reasons[d.job] = d.info
+
+    def _hold_after(self, job_id: str, start: float, end: float) -> None:
+        """Job ``job_id`` (started at ``start``) ended at ``end``: the core now reads
+        its ``after`` items as held, so a job still waiting for one's delay gets it as
+        its begin time (all-of dependencies: ``?`` may hold through another item)."""
+        for job in list(self.core.pending_jobs()):
+            dep = job.dependency
+            if dep is None or dep.any_of:
+                continue
+            opens = [
+                start + i.delay
+                for i in dep.items
+                if i.kind is DepKind.AFTER and i.job == job_id and start + i.delay > end
+            ]
+            if opens:
+                begin = max([*opens, *([job.begin_time] if job.begin_time is not None else [])])
+                self.core.apply(JobUpdated(replace(job, begin_time=begin)))
+
+    def _note_start(self, job_id: str, start: float) -> None:
+        """Job ``job_id`` started at ``start``: a job waiting ``after`` it (plus a
+        delay) may start at ``start + delay``."""
+        self.began[job_id] = start
+        for delay in self.after.get(job_id, ()):
+            at = start + delay
+            if at > self.now:
+                bisect.insort(self.moments, at)
 
     def _waiting(self) -> set[str]:
         """The snapshot's jobs that have not started yet (an array while a task waits)."""
@@ -192,6 +246,7 @@ class _Replay:
         for d in result.decisions:
             if isinstance(d, Dispatched):
                 self._start(d, t)
+                again = again or d.job in self.after
             elif isinstance(d, Pending) and d.preemption is not None:
                 self._preempt(d.preemption.victims, t)
                 self._start(Dispatched(d.job, d.preemption.promise), t)
@@ -219,6 +274,7 @@ class _Replay:
             length = self.lengths[d.job] = self.runtime(asked_pending(job, self.state))
         self.own[d.job] = job
         self._end_at(d.job, t + length)
+        self._note_start(d.job, t)
         if self.candidates is not None:
             self.candidates.started(key, job, d.allocation.slots)
         if key in self.pending_ids:
@@ -234,6 +290,8 @@ class _Replay:
             self.ends.pop(victim, None)
             run = self.core.running(victim)
             self.core.apply(JobPreempted(victim, t))
+            if run is not None and victim in self.after:
+                self._hold_after(victim, run.start_time, t)
             if self.candidates is not None and run is not None:
                 self.candidates.freed(run.slots)
             again = self.own.pop(victim, None)
@@ -271,6 +329,8 @@ class _Replay:
             self.own.pop(job_id, None)
             run = self.core.running(job_id)
             self.core.apply(JobFinished(job_id, at))
+            if run is not None and job_id in self.after:
+                self._hold_after(job_id, run.start_time, at)
             if self.candidates is not None and run is not None:
                 self.candidates.freed(run.slots)
             self.run_of.ends += 1

@@ -52,8 +52,9 @@ _KEEP_SITE = 2048  # ratios kept for the site
 
 
 def raised(predicted: float, job: Asked) -> float:
-    """``predicted``, raised past ``job.elapsed`` when the job has outlived it."""
-    if predicted > job.elapsed or predicted >= job.limit:
+    """``predicted``, raised past ``job.elapsed`` when the job has outlived it (a job
+    that has not run yet has outlived nothing: a prediction of 0 s stays 0)."""
+    if predicted > job.elapsed or predicted >= job.limit or job.elapsed == 0:
         return bounded(predicted, job)
     for step in RAISES:
         if predicted + step > job.elapsed:

@@ -71,6 +71,7 @@ from xce.core import (
     JobSubmitted,
     SchedulerCore,
     SessionStats,
+    TimeLimitChanged,
     job_request,
 )
 from xce.core.pickers import (
@@ -83,9 +84,11 @@ from xce.core.pickers import (
     picker_traits,
 )
 from xce.errors import EventError, InputError, InternalError, clip
+from xce.predict import RuntimePredictor
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
 from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline
+from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
 
 if TYPE_CHECKING:
     from xce.sim.plain import PlainReplay
@@ -106,7 +109,7 @@ MIN_INTERVAL = 0.001
 
 SlotArray = npt.NDArray[np.int64]
 
-_FINISH, _SUBMIT, _SESSION = 0, 1, 2
+_FINISH, _SUBMIT, _SESSION, _OUTLIVED = 0, 1, 2, 3
 _SWEEP_CHUNK = 8_192  # events of the end-of-run capacity sweep turned into ints at once
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 PROGRESS_EVERY = 2048
@@ -138,6 +141,11 @@ class SimOptions:
     # with an interval, sessions with nothing new to decide are neither run nor visited
     # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
     idle_skip: bool = True
+    # a runtime predictor (a name, NAME:OPTION, or an object) that learns as jobs end,
+    # and whether backfill plans with its predictions or the requested times
+    # (xce.sim.predicted); None: no predictor
+    predictor: str | RuntimePredictor | None = None
+    backfill_with: str = "requested"
 
 
 @dataclass(slots=True)
@@ -204,6 +212,12 @@ class Simulation:
         )
         self._check_ids()
         empty = replace(cluster, jobs=())
+        check_backfill_with(self.options.backfill_with, self.options.predictor)
+        self._predictions = (
+            Predictions(self.options.predictor, empty.queues)
+            if self.options.predictor is not None
+            else None
+        )
         # The simulator reports no per-host breakdowns of pend reasons: skip computing them.
         self._registry, picker = _pickers(pickers, self.options.picker)
         preemptor = self.options.preemptor
@@ -219,6 +233,21 @@ class Simulation:
             pickers=self._registry,
             preemptor=preemptor,
             backfill=self.options.backfill,
+        )
+        self._shadow = (
+            ShadowPlans(
+                SchedulerCore(
+                    shadow_state(empty),
+                    registry=allocators,
+                    picker=picker,
+                    options=_alloc_options(self.options.fast_paths),
+                    pickers=self._registry,
+                    preemptor=preemptor,
+                    backfill=self.options.backfill,
+                )
+            )
+            if self._predictions is not None and self.options.backfill_with == "requested"
+            else None
         )
         # answers "could this job ever run here?", with the same allocator plugins
         self._probe = Allocator(_forever(empty), default_registry(extra=self.options.allocators))
@@ -504,10 +533,31 @@ class Simulation:
                 self._finish(job_id, now)
             elif kind == _SUBMIT:
                 self._submit(self.jobs[self._index[job_id]])
+            elif kind == _OUTLIVED:
+                self._outlived(job_id, now)
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
         return due, applied
+
+    def _outlived(self, job_id: str, now: float) -> None:
+        """A running job has run as long as predicted: the core that plans with the
+        predictions is told its raised one (xce.sim.predicted)."""
+        assert self._predictions is not None
+        started = self._started.get(job_id)
+        if started is None:
+            return  # it ended at this instant, or was preempted
+        raised = self._predictions.outlived(started[0], now)
+        if raised is None:
+            return
+        requested, again = raised
+        if self._shadow is not None:
+            self._shadow.time_limit(job_id, requested, now)
+        else:
+            self.core.apply(TimeLimitChanged(job_id, requested, now))
+        self._freed = True  # plans change: no session shortcut may assume they do not
+        if again is not None:
+            self._push(again, _OUTLIVED, job_id)
 
     def _submit(self, job: SimJob) -> None:
         pending = _pending(job)
@@ -520,6 +570,12 @@ class Simulation:
             self._ended += 1
             return
         core = self.core
+        if self._predictions is not None:
+            predicted = self._predictions.submitted(pending)
+            if self._shadow is not None:
+                self._shadow.submitted(predicted)
+            else:
+                pending = predicted
         core.apply(JobSubmitted(pending))
         numbered = core.pending(job.id)
         assert numbered is not None
@@ -566,11 +622,15 @@ class Simulation:
         if run is None:
             raise InternalError(f"job {job_id} finished but was not running")
         self.core.apply(JobFinished(job_id, now))
+        if self._shadow is not None:
+            self._shadow.finished(job_id, now)
         self._busy -= run.slots
         self._freed = True
         started = self._started.pop(job_id, None)
         if started is not None:  # None: work that was running when the simulation began
-            _, start, hosts, host_slots, slots, alternative, killed, step = started
+            job, start, hosts, host_slots, slots, alternative, killed, step = started
+            if self._predictions is not None:
+                self._predictions.ended(job, start, now)
             times, lost = self._preempted.get(job_id, (0, 0.0))
             i = self._index[job_id]
             self._records.ended(
@@ -708,8 +768,11 @@ class Simulation:
         in a session that ``planned`` over future time, each job's first planned start."""
         first = self._first
         plans = self._planned
+        shadow = self._shadow_starts(decisions, now) if planned else {}
         for decision in decisions:
-            if planned and decision.job not in plans:
+            if decision.job in shadow and decision.job not in plans:
+                plans[decision.job] = (shadow[decision.job], True)
+            elif planned and decision.job not in plans:
                 if isinstance(decision, Dispatched):
                     plans[decision.job] = (now, False)
                 elif decision.plan is not None:
@@ -733,6 +796,18 @@ class Simulation:
             queue = self.jobs[self._index[decision.job]].queue
             if queue not in first and self._picker(queue).blocks_queue_at_head:
                 first[queue] = self._settles(decision)
+
+    def _shadow_starts(self, decisions: Sequence[Decision], now: float) -> dict[str, float | None]:
+        """With a shadow core (xce.sim.predicted): the start it plans, with predicted
+        runtimes, for each job this session plans ahead for the first time."""
+        if self._shadow is None:
+            return {}
+        ahead = {
+            d.job
+            for d in decisions
+            if isinstance(d, Pending) and d.plan is not None and d.job not in self._planned
+        }
+        return self._shadow.starts(now, ahead) if ahead else {}
 
     def _settles(self, decision: Pending) -> bool:
         """Whether a strict queue whose first pending job got ``decision`` is settled: the
@@ -927,6 +1002,8 @@ class Simulation:
             if run is None:
                 raise InternalError(f"job {victim} was preempted but is not running")
             core.apply(JobPreempted(victim, now))
+            if self._shadow is not None:
+                self._shadow.preempted(victim, now)
             cancelled = self._finish_seq.pop(victim, None)
             if cancelled is not None:
                 self._cancelled.add(cancelled)
@@ -949,6 +1026,8 @@ class Simulation:
         job = self.jobs[self._index[decision.job]]
         try:
             self.core.apply(JobStarted(decision.job, decision.allocation, now))
+            if self._shadow is not None:
+                self._shadow.started(decision.job, decision.allocation, now)
         except EventError as err:  # a session decision that does not fit is a bug
             raise InternalError(str(err)) from err
         self._volatile.discard(job.id)
@@ -980,6 +1059,10 @@ class Simulation:
         )
         self._steps += 1
         self._finish_seq[job.id] = self._push(now + duration, _FINISH, job.id)
+        if self._predictions is not None:
+            outlives = self._predictions.started(job, now)
+            if outlives is not None and outlives < now + duration:
+                self._push(outlives, _OUTLIVED, job.id)
 
 
 def _alloc_options(fast_paths: bool) -> AllocOptions:

@@ -78,6 +78,8 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     options = sim.options
     if not (options.fast_paths and options.plain_replay) or options.interval is not None:
         return None
+    if options.predictor is not None:  # predictions move plans (xce.sim.predicted)
+        return None
     if options.allocators or not sim.allocators.builtin_only():
         return None
     core = sim.core
