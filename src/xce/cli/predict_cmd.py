@@ -129,7 +129,10 @@ def predict(
         learn(learner, past.jobs)
         learned = len(past.jobs)
     policy = Policy(picker=picker, backfill=backfill, preemptor=chosen, registry=pickers)
-    forecast = predict_starts(state, learner, runs=runs, seed=seed, policy=policy, now=now)
+    until = frozenset((job,)) if job is not None else None  # --job: only until it starts
+    forecast = predict_starts(
+        state, learner, runs=runs, seed=seed, policy=policy, now=now, until=until
+    )
     info = forecast_json(forecast, state, learner.name, learned, job)
     if as_json:
         if timing:

@@ -132,15 +132,22 @@ def forward_replay(
     *,
     policy: Policy | None = None,
     now: float | None = None,
+    until: frozenset[str] | None = None,
 ) -> ForwardRun:
     """Replay ``state`` forward from ``now`` (default: its session time), each job
-    running ``runtime`` of what it is asked (see the module docstring)."""
-    return _Replay(state, runtime, policy or Policy(), now).run()
+    running ``runtime`` of what it is asked (see the module docstring); with ``until``,
+    only until those of its pending jobs have started (``xce predict --job``)."""
+    return _Replay(state, runtime, policy or Policy(), now, until).run()
 
 
 class _Replay:
     def __init__(
-        self, state: ClusterState, runtime: Runtime, policy: Policy, now: float | None
+        self,
+        state: ClusterState,
+        runtime: Runtime,
+        policy: Policy,
+        now: float | None,
+        until: frozenset[str] | None = None,
     ) -> None:
         self.state = state
         self.runtime = runtime
@@ -151,6 +158,7 @@ class _Replay:
         self.ends: dict[str, float] = {}  # running job -> its end (cancelled if not equal)
         self.records = {j.id: j for j in state.jobs}
         self.pending_ids = set(self.records)
+        self.watched = self.pending_ids if until is None else self.pending_ids & until
         self.run_of = ForwardRun(self.now, dict.fromkeys(self.records))
         self.own: dict[str, PendingJob] = {}  # jobs started in the replay (requeue)
         self.lengths: dict[str, float] = {}  # job -> its runtime (kept for a requeue)
@@ -191,7 +199,7 @@ class _Replay:
             if out.sessions > MAX_SESSIONS:
                 raise InternalError(f"the forward replay ran {MAX_SESSIONS:,} sessions")
             again = self._apply(result, t)
-            if not self.core.pending_count or not (self.pending_ids & self._waiting()):
+            if not self.core.pending_count or not (self.watched & self._waiting()):
                 break
             if again:
                 continue  # something changed at this instant: decide again
@@ -200,7 +208,7 @@ class _Replay:
                 break
             t = nxt
             self._finish_until(t)
-        if shortcut and self.pending_ids & self._waiting():
+        if shortcut and self.watched & self._waiting():
             self._reasons(self.core.run_session(now=t))  # a whole session says why
         return self.run_of
 
@@ -452,11 +460,12 @@ def predict_starts(
     seed: int = 0,
     policy: Policy | None = None,
     now: float | None = None,
+    until: frozenset[str] | None = None,
 ) -> Forecast:
     """Every pending job's predicted start (point replay) and interval (``runs``
     sampled replays); see the module docstring."""
     began = time.perf_counter()
-    point = forward_replay(state, predictor.predict, policy=policy, now=now)
+    point = forward_replay(state, predictor.predict, policy=policy, now=now, until=until)
     samples: list[Mapping[str, float | None]] = []
     for run in range(runs):
         rng = np.random.default_rng([seed, run])
@@ -470,7 +479,7 @@ def predict_starts(
                 memo[key] = predictor.sample(job, rng)
             return memo[key]
 
-        samples.append(forward_replay(state, draw, policy=policy, now=now).starts)
+        samples.append(forward_replay(state, draw, policy=policy, now=now, until=until).starts)
     jobs = tuple(_forecast(j, point, samples) for j in state.jobs)
     return Forecast(point.now, jobs, runs, point, time.perf_counter() - began)
 

@@ -2,8 +2,9 @@
 
 The format is told by the file: ``.swf`` / ``.swf.gz`` is a Standard Workload Format
 trace (start = submit + recorded wait, end = start + run time, limit = requested time;
-users ``uN`` as the simulator names them); anything else is JSON, told by its shape
-(:mod:`xce.predict.history_json`: ``sacct --json``, ``qstat -x -f -F json``,
+users ``uN`` as the simulator names them; times shifted by the ``UnixStartTime``
+header when it has one, so they compare with a real state's dates); anything else is
+JSON, told by its shape (:mod:`xce.predict.history_json`: ``sacct --json``, ``qstat -x -f -F json``,
 ``bjobs -a -json``). Bad input is an :class:`~xce.errors.InputError` at the file and
 line or JSON path.
 """
@@ -53,9 +54,10 @@ def _swf(source: str) -> list[FinishedJob]:
     from xce.sim.swf import read_swf
 
     trace = read_swf(source)
+    offset = float(trace.header_int("UnixStartTime") or 0)  # to the dates of a real state
     out = []
     for job, wait in zip(trace.jobs, trace.waits, strict=True):
-        start = job.submit + max(wait, 0.0)
+        start = offset + job.submit + max(wait, 0.0)
         out.append(
             FinishedJob(
                 job.id,
@@ -65,7 +67,7 @@ def _swf(source: str) -> list[FinishedJob]:
                 limit=job.requested_time,
                 queue=job.queue,
                 tasks=job.tasks,
-                submit=job.submit,
+                submit=offset + job.submit,
             )
         )
     return out

@@ -249,6 +249,7 @@ class Simulation:
             if self._predictions is not None and self.options.backfill_with == "requested"
             else None
         )
+        self._shadow_outlives: list[tuple[float, str]] = []  # (when, job): see _outlive_at
         # answers "could this job ever run here?", with the same allocator plugins
         self._probe = Allocator(_forever(empty), default_registry(extra=self.options.allocators))
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
@@ -555,9 +556,25 @@ class Simulation:
             self._shadow.time_limit(job_id, requested, now)
         else:
             self.core.apply(TimeLimitChanged(job_id, requested, now))
-        self._freed = True  # plans change: no session shortcut may assume they do not
+            self._freed = True  # plans change: no session shortcut may assume they do not
         if again is not None:
-            self._push(again, _OUTLIVED, job_id)
+            self._outlive_at(again, job_id)
+
+    def _outlive_at(self, at: float, job_id: str) -> None:
+        """Job ``job_id`` outlives its prediction at ``at``: with backfill planning with
+        predictions, an event (its plans change then); with a shadow, noted for the
+        shadow's next session only, so the replay's own sessions stay where they are."""
+        if self._shadow is None:
+            self._push(at, _OUTLIVED, job_id)
+        else:
+            heapq.heappush(self._shadow_outlives, (at, job_id))
+
+    def _shadow_up_to(self, now: float) -> None:
+        """The shadow told of every prediction outlived by ``now``."""
+        heap = self._shadow_outlives
+        while heap and heap[0][0] <= now:
+            at, job_id = heapq.heappop(heap)
+            self._outlived(job_id, at)
 
     def _submit(self, job: SimJob) -> None:
         pending = _pending(job)
@@ -807,7 +824,10 @@ class Simulation:
             for d in decisions
             if isinstance(d, Pending) and d.plan is not None and d.job not in self._planned
         }
-        return self._shadow.starts(now, ahead) if ahead else {}
+        if not ahead:
+            return {}
+        self._shadow_up_to(now)
+        return self._shadow.starts(now, ahead)
 
     def _settles(self, decision: Pending) -> bool:
         """Whether a strict queue whose first pending job got ``decision`` is settled: the
@@ -1062,7 +1082,7 @@ class Simulation:
         if self._predictions is not None:
             outlives = self._predictions.started(job, now)
             if outlives is not None and outlives < now + duration:
-                self._push(outlives, _OUTLIVED, job.id)
+                self._outlive_at(outlives, job.id)
 
 
 def _alloc_options(fast_paths: bool) -> AllocOptions:
