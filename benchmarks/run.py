@@ -13,6 +13,7 @@ from benchmarks import (
     bench_alloc,
     bench_backfill,
     bench_core,
+    bench_predict,
     bench_resreq,
     bench_shapes,
     bench_sim,
@@ -28,6 +29,7 @@ SUITES = {
     "backfill": bench_backfill.run,
     "sweep": bench_sweep.run,
     "shapes": bench_shapes.run,
+    "predict": bench_predict.run,
 }
 
 

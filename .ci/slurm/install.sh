@@ -2,9 +2,11 @@
 # Install Debian's Slurm (22.05 on bookworm) and munge, without starting their
 # services: the test suite starts its own daemons in a temporary directory.
 set -euo pipefail
-# The daemons (slurmrestd for the site profile), and the client commands the tests run.
+# The daemons (slurmrestd for the site profile; slurmdbd and MariaDB's for the predict
+# profile's accounting), and the client commands the tests run.
 have() { for c in "$@"; do command -v "$c" >/dev/null || return 1; done; }
-if have slurmctld slurmd slurmrestd munged sbatch squeue sinfo scancel scontrol sdiag sprio; then
+if have slurmctld slurmd slurmrestd slurmdbd munged sbatch squeue sinfo scancel scontrol \
+    sdiag sprio sacct sacctmgr mariadbd mariadb-install-db mariadb-admin; then
     exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 2; }
@@ -18,4 +20,4 @@ fi
 trap '[ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    slurmctld slurmd slurmrestd slurm-client munge >/dev/null
+    slurmctld slurmd slurmrestd slurmdbd slurm-client munge mariadb-server >/dev/null

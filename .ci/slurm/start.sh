@@ -12,15 +12,24 @@
 #            and prio (n3-n4, g1-g2, tier 2) overlap on n3-n4
 #            (tests/test_real_slurm_site.py); slurmrestd on DIR/rest.sock. Other
 #            ports than default's, so the two can run at once.
+#   predict  accounting, so that sacct works: MariaDB (its database in DIR/db, on
+#            127.0.0.1:16838 only) and slurmdbd (DIR/slurmdbd.conf, port 16839),
+#            started before slurmctld; the cluster and the account xce added with
+#            sacctmgr. Otherwise site's priorities and partitions without GPUs:
+#            priority/multifactor (the age weight counts here: slurmdbd runs), batch
+#            (n1-n4, tier 1) and prio (n3-n4, g1-g2, tier 2)
+#            (tests/test_real_slurm_predict.py). Its own ports. DIR/pids-accounting
+#            lists slurmdbd and mariadbd, which stop.sh stops after the rest.
 # Writes DIR/slurm.conf (and DIR/gres.conf), DIR/env (source it for SLURM_CONF) and
 # DIR/pids (one process id a line), which stop.sh reads. Run as root.
 set -euo pipefail
-dir=$(realpath -m "${1:?usage: start.sh DIR [default|site]}")
+dir=$(realpath -m "${1:?usage: start.sh DIR [default|site|predict]}")
 profile=${2:-default}
 case $profile in
     default) port=16817 node_ports=16901-16906 ;;
     site) port=16827 node_ports=16911-16916 ;;
-    *) echo "start.sh: unknown profile $profile (default, site)" >&2; exit 2 ;;
+    predict) port=16837 node_ports=16921-16926 db_port=16838 dbd_port=16839 ;;
+    *) echo "start.sh: unknown profile $profile (default, site, predict)" >&2; exit 2 ;;
 esac
 mkdir -p "$dir"/{state,spool,log,munge}
 chmod 700 "$dir/munge"
@@ -61,14 +70,39 @@ SchedulerParameters=bf_interval=5
 SlurmdParameters=config_overrides
 ReturnToService=2
 JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
 CONF
+if [ "$profile" = predict ]; then
+    cat >> "$dir/slurm.conf" <<CONF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=$host
+AccountingStoragePort=$dbd_port
+AccountingStoragePass=$dir/munge/munge.socket
+CONF
+else
+    echo "AccountingStorageType=accounting_storage/none" >> "$dir/slurm.conf"
+fi
 if [ "$profile" = default ]; then
     cat >> "$dir/slurm.conf" <<CONF
 NodeName=n[1-4] NodeHostname=$host CPUs=8 RealMemory=16000 Feature=intel,ib Port=[$first-$((first + 3))]
 NodeName=g[1-2] NodeHostname=$host CPUs=16 RealMemory=64000 Feature=amd,gpu Port=[$((first + 4))-$((first + 5))]
 PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=60 PriorityTier=1 State=UP
 PartitionName=big Nodes=g[1-2] MaxTime=120 PriorityTier=2 State=UP
+CONF
+elif [ "$profile" = predict ]; then
+    cat >> "$dir/slurm.conf" <<CONF
+DebugFlags=Backfill
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightJobSize=2000
+PriorityWeightPartition=4000
+PriorityWeightFairshare=0
+PriorityWeightQOS=0
+PriorityMaxAge=2
+PriorityCalcPeriod=1
+NodeName=n[1-4] NodeHostname=$host CPUs=8 RealMemory=16000 Feature=intel,ib Port=[$first-$((first + 3))]
+NodeName=g[1-2] NodeHostname=$host CPUs=16 RealMemory=64000 Feature=amd,gpu Port=[$((first + 4))-$((first + 5))]
+PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=60 PriorityTier=1 PriorityJobFactor=1 State=UP
+PartitionName=prio Nodes=n[3-4],g[1-2] MaxTime=120 PriorityTier=2 PriorityJobFactor=2 State=UP
 CONF
 else
     cat >> "$dir/slurm.conf" <<CONF
@@ -101,6 +135,63 @@ CONF
 fi
 echo "export SLURM_CONF=$dir/slurm.conf" > "$dir/env"
 export SLURM_CONF=$dir/slurm.conf
+
+if [ "$profile" = predict ]; then
+    # MariaDB in DIR/db, as root, on 127.0.0.1 only (slurmdbd connects over TCP; the
+    # socket in DIR is for the set-up below), none of /etc/mysql read (--no-defaults).
+    : > "$dir/pids-accounting"
+    mariadb-install-db --no-defaults --datadir="$dir/db" --user=root \
+        --auth-root-authentication-method=socket --skip-test-db \
+        >"$dir/log/mariadb-install.log" 2>&1
+    mariadbd --no-defaults --datadir="$dir/db" --user=root --bind-address=127.0.0.1 \
+        --port="$db_port" --socket="$dir/mariadb.sock" --pid-file="$dir/mariadb.pid" \
+        --log-error="$dir/log/mariadb.log" --skip-name-resolve \
+        --innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
+        --innodb-lock-wait-timeout=900 \
+        </dev/null >/dev/null 2>&1 &
+    echo $! | tee -a "$dir/pids" >> "$dir/pids-accounting"
+    up=0
+    for _ in $(seq 150); do
+        mariadb-admin --no-defaults --socket="$dir/mariadb.sock" -u root ping \
+            >/dev/null 2>&1 && up=1 && break
+        sleep 0.2
+    done
+    [ "$up" = 1 ] || { echo "start.sh: MariaDB did not start; see $dir/log" >&2; exit 1; }
+    mariadb --no-defaults --socket="$dir/mariadb.sock" -u root <<'SQL'
+CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'xce-test';
+GRANT ALL ON xce_acct_db.* TO 'slurm'@'127.0.0.1';
+SQL
+    # slurmdbd reads slurmdbd.conf beside SLURM_CONF; it must be SlurmUser's, mode 600.
+    cat > "$dir/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+DbdHost=$host
+DbdPort=$dbd_port
+SlurmUser=root
+LogFile=$dir/log/slurmdbd.log
+PidFile=$dir/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=xce-test
+StorageLoc=xce_acct_db
+CONF
+    chmod 600 "$dir/slurmdbd.conf"
+    slurmdbd
+    # (The clients reach slurmdbd with munge's socket as AccountingStoragePass.) A
+    # failing sacctmgr takes seconds: the wait is bounded in time, 30 s.
+    up=0
+    deadline=$((SECONDS + 30))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        [ -s "$dir/slurmdbd.pid" ] && sacctmgr -n list cluster >/dev/null 2>&1 && up=1 && break
+        sleep 0.2
+    done
+    [ "$up" = 1 ] || { echo "start.sh: slurmdbd did not answer; see $dir/log" >&2; exit 1; }
+    cat "$dir/slurmdbd.pid" | tee -a "$dir/pids" >> "$dir/pids-accounting"
+    sacctmgr -i add cluster xce >/dev/null
+    sacctmgr -i add account xce Cluster=xce Description=test Organization=xce >/dev/null
+fi
 
 slurmctld -i -f "$SLURM_CONF"
 for node in n1 n2 n3 n4 g1 g2; do

@@ -52,11 +52,33 @@ gone() {
     done
     return 1
 }
+# The predict profile's accounting (DIR/pids-accounting: mariadbd, then slurmdbd) stops
+# after the rest, slurmdbd before the database it writes to: those pids are left out
+# here and stopped in reverse order below.
+later=""
+if [ -f "$dir/pids-accounting" ]; then
+    later=$(cat "$dir/pids-accounting")
+    rest=""
+    for pid in $pids; do
+        case " $(echo $later) " in *" $pid "*) ;; *) rest="$rest $pid" ;; esac
+    done
+    pids=$rest
+fi
 # shellcheck disable=SC2086
 kill $pids 2>/dev/null
-gone && exit 0
-# shellcheck disable=SC2086
-kill -9 $pids 2>/dev/null
-# Until SIGKILL has taken effect, so that whoever checks next finds nothing alive.
-gone
+if ! gone; then
+    # shellcheck disable=SC2086
+    kill -9 $pids 2>/dev/null
+    # Until SIGKILL has taken effect, so that whoever checks next finds nothing alive.
+    gone
+fi
+[ -n "$later" ] || exit 0
+for pid in $(echo "$later" | tac); do
+    pids=$pid
+    kill "$pid" 2>/dev/null
+    # A database shuts down in a second or two here; up to 30 s before SIGKILL.
+    for _ in 1 2 3 4 5 6; do gone && continue 2; done
+    kill -9 "$pid" 2>/dev/null
+    gone
+done
 exit 0
