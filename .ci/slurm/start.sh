@@ -188,7 +188,7 @@ CONF
         sleep 0.2
     done
     [ "$up" = 1 ] || { echo "start.sh: slurmdbd did not answer; see $dir/log" >&2; exit 1; }
-    cat "$dir/slurmdbd.pid" | tee -a "$dir/pids" >> "$dir/pids-accounting"
+    tee -a "$dir/pids" < "$dir/slurmdbd.pid" >> "$dir/pids-accounting"
     sacctmgr -i add cluster xce >/dev/null
     sacctmgr -i add account xce Cluster=xce Description=test Organization=xce >/dev/null
 fi

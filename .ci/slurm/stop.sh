@@ -60,6 +60,7 @@ if [ -f "$dir/pids-accounting" ]; then
     later=$(cat "$dir/pids-accounting")
     rest=""
     for pid in $pids; do
+        # shellcheck disable=SC2086
         case " $(echo $later) " in *" $pid "*) ;; *) rest="$rest $pid" ;; esac
     done
     pids=$rest
