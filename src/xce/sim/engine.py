@@ -225,27 +225,21 @@ class Simulation:
             preemptor = (preemptors or default_preemptors()).get(preemptor)
         allocators = self.allocators = default_registry(extra=self.options.allocators)
         self.picker_registry = self._registry
-        self.core = SchedulerCore(
-            empty,
-            registry=allocators,
-            picker=picker,
-            options=_alloc_options(self.options.fast_paths),
-            pickers=self._registry,
-            preemptor=preemptor,
-            backfill=self.options.backfill,
-        )
-        self._shadow = (
-            ShadowPlans(
-                SchedulerCore(
-                    shadow_state(empty),
-                    registry=allocators,
-                    picker=picker,
-                    options=_alloc_options(self.options.fast_paths),
-                    pickers=self._registry,
-                    preemptor=preemptor,
-                    backfill=self.options.backfill,
-                )
+
+        def new_core(state: ClusterState) -> SchedulerCore:
+            return SchedulerCore(
+                state,
+                registry=allocators,
+                picker=picker,
+                options=_alloc_options(self.options.fast_paths),
+                pickers=self._registry,
+                preemptor=preemptor,
+                backfill=self.options.backfill,
             )
+
+        self.core = new_core(empty)
+        self._shadow = (
+            ShadowPlans(new_core(shadow_state(empty)))
             if self._predictions is not None and self.options.backfill_with == "requested"
             else None
         )
