@@ -29,7 +29,7 @@ import numpy as np
 
 from xce.cluster import state_from_dict
 from xce.core import state_to_dict
-from xce.predict import FinishedJob, default_predictors, learn
+from xce.predict import Asked, FinishedJob, default_predictors, learn
 from xce.predict.forward import Policy, forward_replay
 from xce.sim.clusters import header_cluster, uniform_cluster
 from xce.sim.engine import SimOptions, Simulation
@@ -37,6 +37,7 @@ from xce.sim.swf import read_swf
 
 TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "traces"
 PREDICTORS = ("limit", "fraction", "history", "history:0.5")
+NAMED = ("scheduler", "oracle")
 
 
 def study(
@@ -74,6 +75,16 @@ def study(
     ends = np.array([f.end for f in ended])
     errors: dict[str, list[float]] = {"scheduler": []}
     errors.update({p: [] for p in PREDICTORS})
+    errors["oracle"] = []
+    runtimes = {f.id: f.end - f.start for f in ended}
+
+    def oracle(asked: Asked) -> float:
+        """The job's runtime in the finished replay: the ceiling of any predictor
+        (what remains of the error is the arrivals a forward replay cannot know)."""
+        base = asked.id.split("[", 1)[0]
+        known = runtimes.get(asked.id, runtimes.get(base, asked.limit))
+        return max(asked.elapsed, min(known, asked.limit))
+
     started = time.perf_counter()
     policy = Policy(backfill=backfill)
     for job_id, (now, state, planned) in asked.items():
@@ -87,6 +98,9 @@ def study(
             run = forward_replay(state, predictor.predict, policy=policy, until=frozenset({job_id}))
             got = run.starts.get(job_id)
             errors[spec].append(abs(got - actual) if got is not None else math.inf)
+        run = forward_replay(state, oracle, policy=policy, until=frozenset({job_id}))
+        got = run.starts.get(job_id)
+        errors["oracle"].append(abs(got - actual) if got is not None else math.inf)
     seconds = time.perf_counter() - started
     rows = []
     for name, values in errors.items():
@@ -96,7 +110,7 @@ def study(
                 "trace": trace,
                 "jobs": jobs,
                 "asked": len(e),
-                "answer": name if name == "scheduler" else f"xce predict --predictor {name}",
+                "answer": name if name in NAMED else f"xce predict --predictor {name}",
                 "mean_s": float(e.mean()),
                 "median_s": float(np.median(e)),
                 "p90_s": float(np.quantile(e, 0.9)),

@@ -60,7 +60,10 @@ class Predictions:
         )
         self.queues = queues
         self.said: dict[str, float] = {}  # job -> its prediction at its (last) submission
-        self.runs: dict[str, tuple[float, float]] = {}  # running job -> (start, prediction)
+        # running job -> (start, its prediction at start, the raised one now in force):
+        # each raise steps from the first prediction (1 min, 5 min, 15 min, ... past it),
+        # not from the last raise (which would always be 1 min past the time run)
+        self.runs: dict[str, tuple[float, float, float]] = {}
 
     def submitted(self, job: PendingJob) -> PendingJob:
         """``job`` as the core plans it with its prediction: its requested time lowered
@@ -78,7 +81,7 @@ class Predictions:
         said = self.said.get(job.id)
         if said is None or not math.isfinite(said) or said >= self._limit(job):
             return None
-        self.runs[job.id] = (start, said)
+        self.runs[job.id] = (start, said, said)
         return start + said
 
     def outlived(self, job: SimJob, now: float) -> tuple[float | None, float | None] | None:
@@ -87,16 +90,16 @@ class Predictions:
         its limit) and when it outlives that one (None: never); None when ``now`` is not
         that run's moment (it ended, or was preempted and started again)."""
         run = self.runs.get(job.id)
-        if run is None or not math.isclose(run[0] + run[1], now, rel_tol=0.0, abs_tol=1e-9):
+        if run is None or not math.isclose(run[0] + run[2], now, rel_tol=0.0, abs_tol=1e-9):
             return None
-        start, said = run
+        start, said, _ = run
         limit = self._limit(job)
         asked = Asked(job.id, job.user, limit, None, job.queue, job.tasks or 1, now - start)
         new = raised(said, asked)
         if new >= limit:
             del self.runs[job.id]
             return job.requested_time, None
-        self.runs[job.id] = (start, new)
+        self.runs[job.id] = (start, said, new)
         return new, start + new
 
     def _limit(self, job: SimJob) -> float:
