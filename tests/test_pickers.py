@@ -38,8 +38,9 @@ from xce.core import (
 )
 from xce.core.pickers import PriorityPicker, held_slots, plain_order
 from xce.errors import EventError, InputError, RegistryError
+from xce.priority.multifactor import MultifactorPicker
 
-BUILTINS = ("fcfs", "strict", "fairshare", "priority")
+BUILTINS = ("fcfs", "strict", "fairshare", "priority", "multifactor")
 HUGE = 10_000  # tasks no test cluster can hold: such a job always pends
 # (NEVER_RUNNABLE once the allocator says so; a job that is to wait for resources, and
 # hold a strict queue, must fit the empty cluster: see ``busy_host``)
@@ -623,6 +624,7 @@ def test_builtin_pickers_are_registered_under_their_names() -> None:
         StrictPicker,
         FairsharePicker,
         PriorityPicker,
+        MultifactorPicker,
     ]
     for name in BUILTINS:
         assert registry.get(name).name == name
@@ -650,7 +652,8 @@ def test_registry_refuses_a_duplicate_name(second: type[JobPicker]) -> None:
 def test_registry_get_of_an_unknown_name_lists_the_known_ones() -> None:
     registry = default_pickers(plugins=False)
     with pytest.raises(
-        InputError, match=r"unknown picker 'lifo' \(known: fairshare, fcfs, priority, strict\)"
+        InputError,
+        match=r"unknown picker 'lifo' \(known: fairshare, fcfs, multifactor, priority, strict\)",
     ):
         registry.get("lifo")
 
@@ -706,7 +709,21 @@ def contract_state(jobs: list[tuple[str, int, int]], running: int) -> ClusterSta
         b.running("r0", on={"h0": running}, user="bob", queue="q")
     for i, (user, submit, tasks) in enumerate(jobs):
         b.job(f"j{i}", tasks, user=user, queue="q", submit_time=submit)
-    return b.build()
+    doc = b.to_dict()
+    # the multifactor picker's section: ages, sizes and fair share all count
+    doc["priority"] = {
+        "PriorityWeightAge": 1000,
+        "PriorityWeightJobSize": 100,
+        "PriorityWeightFairshare": 500,
+        "associations": [
+            {"account": "default"},
+            *(
+                {"account": "default", "user": u, "usage": n}
+                for n, u in enumerate(["alice", "bob"])
+            ),
+        ],
+    }
+    return state_from_dict(doc)
 
 
 @pytest.mark.parametrize("name", BUILTINS)

@@ -180,14 +180,20 @@ def test_default_pickers_finds_the_plugin_by_name(picker_plugin: Path) -> None:
     them."""
     registry = default_pickers()
     names = registry.names()
-    assert names[:4] == ["fcfs", "strict", "fairshare", "priority"]
-    assert set(names[4:]) == {"lifo", "newest"}
+    assert names[:5] == ["fcfs", "strict", "fairshare", "priority", "multifactor"]
+    assert set(names[5:]) == {"lifo", "newest"}
     lifo = registry.get("lifo")
     assert type(lifo).__module__ == "xce_test_picker"
     assert type(lifo).__name__ == "LifoPicker"
     assert isinstance(lifo, JobPicker)
     assert registry.get("newest").name == "newest"
-    assert default_pickers(plugins=False).names() == ["fcfs", "strict", "fairshare", "priority"]
+    assert default_pickers(plugins=False).names() == [
+        "fcfs",
+        "strict",
+        "fairshare",
+        "priority",
+        "multifactor",
+    ]
 
 
 def test_the_plugin_is_used_as_the_default_picker(picker_plugin: Path) -> None:
@@ -264,7 +270,7 @@ def test_the_cli_finds_and_uses_the_plugin(picker_plugin: Path, tmp_path: Path) 
     assert [d["job"] for d in json.loads(run.stdout)["dispatched"]] == ["a", "c", "b"]
     bad = _xce(picker_plugin, str(path), "--picker", "nope")
     assert bad.returncode == 2
-    assert "known: fairshare, fcfs, lifo, newest, priority, strict" in bad.stderr
+    assert "known: fairshare, fcfs, lifo, multifactor, newest, priority, strict" in bad.stderr
 
 
 # --- allocators ----------------------------------------------------------------------------

@@ -77,7 +77,8 @@ def schedule(
         typer.Option(
             "--picker",
             metavar="NAME",
-            help="Default job picker (fcfs, strict, fairshare, or a plugin's) "
+            help="Default job picker (fcfs, strict, fairshare, priority, multifactor, "
+            "or a plugin's) "
             "for queues that name none.",
         ),
     ] = None,

@@ -202,7 +202,57 @@ def explain_job(
         out["agreement"] = judge(out["decision"], out["status"] == "dispatched")
     if isinstance(job, InvalidJob):
         out["error"] = _error(job.error)
+    elif state.priority is not None:
+        when_at = at if at is not None else now if now is not None else state.session_time()
+        out["priority"] = priority_json(job, state, when_at)
     return out
+
+
+def priority_json(job: PendingJob, state: ClusterState, at: float) -> dict[str, Any]:
+    """The job's multifactor priority at ``at``: each factor, weighted, and the row
+    ``sprio -l`` would print (docs/priority.md)."""
+    from xce.priority.multifactor import MultifactorPicker, sprio_row
+
+    f = MultifactorPicker().book(state, at).factors(job)
+    assoc = f.association
+    return {
+        "at": at,
+        "priority": f.priority,
+        "factors": {
+            "age": f.age,
+            "assoc": f.assoc,
+            "fairshare": f.fairshare,
+            "jobsize": f.jobsize,
+            "partition": f.partition,
+            "qos": f.qos,
+            "tres": dict(f.tres),
+        },
+        "weighted": dict(f.weighted),
+        "weighted_tres": dict(f.weighted_tres),
+        "nice": f.nice,
+        "association": None if assoc is None else {"account": assoc[0], "user": assoc[1]},
+        "sprio": sprio_row(f),
+    }
+
+
+def _render_priority(info: dict[str, Any], console: Console) -> None:
+    """The job's multifactor factors as ``sprio -l`` shows them."""
+    from rich.table import Table
+
+    p = info.get("priority")
+    if p is None:
+        return
+    row = p["sprio"]
+    columns = ("PRIORITY", "SITE", "AGE", "ASSOC", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS")
+    table = Table(title="Priority (multifactor, as sprio -l)", title_justify="left")
+    for col in (*columns, "NICE", "TRES"):
+        table.add_column(col, justify="right")
+    table.add_row(*(str(row[c]) for c in (*columns, "NICE", "TRES")))
+    console.print(table)
+    assoc = p["association"]
+    where = "none (fair share 0)" if assoc is None else f"{assoc['user']} in {assoc['account']}"
+    factors = ", ".join(f"{k} {v:.4f}" for k, v in p["factors"].items() if isinstance(v, float))
+    console.print(f"[bold]factors[/]      {escape(factors)}; association {escape(where)}")
 
 
 def _render_theirs(
@@ -270,6 +320,7 @@ def render_job(
     console.print(f"[bold]resreq[/]       {e(shown)}")
     if info["requirement"] is not None:
         _render_requirement(info["requirement"], console)
+    _render_priority(info, console)
     d = info["decision"]
     where = (
         f"pick {info['pick']} of {info['picks']}"

@@ -122,7 +122,9 @@ def simulate(
     picker: Annotated[
         str | None,
         typer.Option(
-            "--picker", metavar="NAME", help="Default job picker (fcfs, strict, fairshare, ...)."
+            "--picker",
+            metavar="NAME",
+            help="Default job picker (fcfs, strict, fairshare, priority, multifactor, ...).",
         ),
     ] = None,
     preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,

@@ -108,6 +108,7 @@ class QueueSpec(_Spec):
     default_runtime: Duration | None = None  # jobs giving no requested_time (Slurm DefaultTime)
     max_runtime: Duration | None = None  # caps requested_time (Slurm MaxTime, LSF RUNLIMIT)
     backfill: str | None = None  # none | easy | conservative (docs/backfill.md)
+    priority_job_factor: NonNegInt = 1  # Slurm's PriorityJobFactor (the multifactor picker)
 
 
 class LimitSpec(_Spec):
@@ -188,6 +189,11 @@ class JobSpec(_Spec):
     array: str | None = None  # an array record's remaining task indices, 10-99%5
     scheduler_start: Number | None = None  # the scheduler's own expected start (imported)
     also_queues: list[QueueEntrySpec] = []  # further queues it may run in (sbatch -p a,b)
+    # the multifactor picker's inputs (docs/priority.md)
+    qos: str | None = None  # its QOS (priority.qos gives their priorities)
+    nice: Integer = 0  # sbatch --nice: taken off its priority
+    nodes: PosInt | None = None  # the fewest nodes it asked for (default 1: job size)
+    accrue_time: Number | None = None  # when its age starts (Slurm's AccrueTime)
 
     def task_range(self) -> tuple[int, int]:
         """(min, max) tasks: ``tasks`` is both; a lone ``max_tasks`` means 1..max."""
@@ -196,6 +202,62 @@ class JobSpec(_Spec):
         low = self.min_tasks if self.min_tasks is not None else 1
         high = self.max_tasks if self.max_tasks is not None else max(low, 1)
         return low, high
+
+
+class AssociationSpec(_Spec):
+    """An association of Slurm's tree: an account (under ``parent``, default root) or
+    a user (``user``) under ``account``; raw shares and raw usage (sshare's)."""
+
+    account: str
+    user: str | None = None
+    parent: str | None = None
+    shares: Amount = 1.0
+    usage: Amount | None = None
+    priority: NonNegInt = 0
+
+
+class QosSpec(_Spec):
+    priority: NonNegInt = 0
+
+
+Setting = str | Number
+
+
+class PrioritySpec(_Spec):
+    """The multifactor picker's settings by Slurm's names, or ``slurm_conf`` lines;
+    the association tree with usage at ``usage_time`` (default: the state's time); QOS
+    priorities."""
+
+    PriorityType: str | None = None
+    PriorityWeightAge: Setting | None = None
+    PriorityWeightAssoc: Setting | None = None
+    PriorityWeightFairshare: Setting | None = None
+    PriorityWeightJobSize: Setting | None = None
+    PriorityWeightPartition: Setting | None = None
+    PriorityWeightQOS: Setting | None = None
+    PriorityWeightTRES: str | None = None
+    PriorityMaxAge: Setting | None = None
+    PriorityDecayHalfLife: Setting | None = None
+    PriorityCalcPeriod: Setting | None = None
+    PriorityUsageResetPeriod: str | None = None
+    PriorityFavorSmall: str | bool | None = None
+    PriorityFlags: str | None = None
+    FairShareDampeningFactor: Setting | None = None
+    slurm_conf: str | None = None
+    associations: list[AssociationSpec] = []
+    qos: dict[str, QosSpec] = {}
+    default_qos: str | None = None
+    usage_time: Number | None = None
+
+    def settings(self) -> dict[str, object]:
+        """The Slurm settings given (by name)."""
+        skip = ("slurm_conf", "associations", "qos", "default_qos", "usage_time")
+        out: dict[str, object] = {}
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if name not in skip and value is not None:
+                out[name] = value
+        return out
 
 
 class StateSpec(_Spec):
@@ -215,6 +277,7 @@ class StateSpec(_Spec):
     scheduler: str | None = None  # the scheduler the state was imported from (names reasons)
     timezone: str | None = None  # IANA zone of times shown to a person (default UTC)
     scheduler_resolution: Annotated[float, msgspec.Meta(ge=0, le=_BIG)] | None = None
+    priority: PrioritySpec | None = None  # the multifactor picker's (docs/priority.md)
 
 
 class SpecError(Exception):
@@ -287,6 +350,9 @@ def check_spec(spec: StateSpec) -> None:
         _check_also_queues(job, ("jobs", i))
     _check_array_ids(spec)
     _check_timezone(spec.timezone)
+    if spec.priority is not None:
+        check_priority(spec.priority)
+    _check_qos_names(spec)
     for name, queue in spec.queues.items():
         _check_preempts(spec, name, queue)
         _check_runtimes(name, queue)
@@ -296,6 +362,43 @@ def check_spec(spec: StateSpec) -> None:
         if lim.slots is None and lim.jobs is None and not lim.resources:
             raise SpecError(
                 ("limits", i), f"limit {quote(lim.name)} sets none of slots, jobs, resources"
+            )
+
+
+def check_priority(spec: PrioritySpec) -> None:
+    """The priority section's settings, slurm.conf lines and association tree."""
+    from xce.errors import InputError
+    from xce.priority.assoc import Association, AssocTree
+    from xce.priority.config import setting, slurm_conf_settings
+
+    for key, value in spec.settings().items():
+        try:
+            setting(key, value)
+        except InputError as err:
+            raise SpecError(("priority", key), str(err), shown=show(value)) from None
+    if spec.slurm_conf is not None:
+        try:
+            slurm_conf_settings(spec.slurm_conf.splitlines(), "slurm_conf line")
+        except InputError as err:
+            raise SpecError(("priority", "slurm_conf"), str(err)) from None
+    try:
+        AssocTree(
+            Association(a.account, a.user, a.parent, a.shares, a.usage, a.priority)
+            for a in spec.associations
+        )
+    except InputError as err:
+        raise SpecError(("priority", "associations"), str(err)) from None
+    if spec.default_qos is not None and spec.qos and spec.default_qos not in spec.qos:
+        raise SpecError(("priority", "default_qos"), f"unknown QOS {quote(spec.default_qos)}")
+
+
+def _check_qos_names(spec: StateSpec) -> None:
+    known = spec.priority.qos if spec.priority is not None else {}
+    for i, job in enumerate(spec.jobs):
+        if job.qos is not None and known and job.qos not in known:
+            raise SpecError(
+                ("jobs", i, "qos"),
+                f"unknown QOS {quote(job.qos)} (priority.qos has {', '.join(sorted(known))})",
             )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from xce.cluster.schema import (
     HostAllocSpec,
     JobSpec,
     LimitSpec,
+    PrioritySpec,
     QueueSpec,
     ReservationSpec,
     RunningSpec,
@@ -30,6 +31,9 @@ from xce.cluster.schema import (
     show,
 )
 from xce.cluster.units import grid_error, to_units
+
+if TYPE_CHECKING:
+    from xce.priority.setup import PrioritySetup
 
 __all__ = [
     "AdvanceReservation",
@@ -61,6 +65,7 @@ class Queue:
     default_runtime: float | None = None  # seconds assumed for a job giving no estimate
     max_runtime: float | None = None  # seconds: a job's estimate is capped at it
     backfill: str | None = None  # its backfill policy (None: the session's default)
+    priority_job_factor: int = 1  # Slurm's PriorityJobFactor (the multifactor picker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +245,10 @@ class PendingJob:
     scheduler_start: float | None = None  # the scheduler's own expected start (not used)
     also_queues: tuple[QueueEntry, ...] = ()  # further queues it may run in (sbatch -p a,b)
     entry_of: str | None = None  # a session's entry of job ENTRY_OF in another queue
+    qos: str | None = None  # its QOS (the multifactor picker)
+    nice: int = 0  # taken off its multifactor priority
+    nodes: int | None = None  # the fewest nodes it asked for (multifactor job size)
+    accrue_time: float | None = None  # when its multifactor age starts (Slurm's AccrueTime)
 
     @property
     def gated(self) -> bool:
@@ -281,6 +290,8 @@ class ClusterState:
     timezone: str | None = None  # IANA zone of times shown to a person (None: UTC)
     scheduler_resolution: float | None = None  # seconds: a start within it is the scheduler's
     gated: bool = False  # some pending job may wait at a gate (PendingJob.gated)
+    # the multifactor picker's settings, associations and usage book (docs/priority.md)
+    priority: PrioritySetup | None = None
 
     def session_time(self) -> float:
         """When a session on this state runs: ``now`` if given, else the latest start or
@@ -340,7 +351,7 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
         _check_limit_resources(lim, i, catalog)
         for name, amount in lim.resources.items():
             _check_grid(("limits", i, "resources", name), amount, catalog, name)
-    return ClusterState(
+    state = ClusterState(
         catalog=catalog,
         hosts=hosts,
         used=used,
@@ -366,6 +377,30 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
             for i, r in enumerate(spec.reservations)
         ),
     )
+    if spec.priority is None:
+        return state
+    return replace(state, priority=_priority(spec.priority, state.session_time()))
+
+
+def _priority(spec: PrioritySpec, now: float) -> PrioritySetup:
+    """The priority section as a setup (checked by check_spec already)."""
+    from xce.priority.assoc import Association, AssocTree, UsageBook
+    from xce.priority.config import config_from_mapping, slurm_conf_settings
+    from xce.priority.setup import PrioritySetup
+
+    settings: dict[str, object] = {}
+    if spec.slurm_conf is not None:
+        settings.update(slurm_conf_settings(spec.slurm_conf.splitlines(), "slurm_conf line"))
+    settings.update(spec.settings())
+    config = config_from_mapping(settings)
+    tree = AssocTree(
+        Association(a.account, a.user, a.parent, a.shares, a.usage, a.priority)
+        for a in spec.associations
+    )
+    since = spec.usage_time if spec.usage_time is not None else now
+    usage = UsageBook(tree, since, config.decay)
+    qos = {name: q.priority for name, q in spec.qos.items()}
+    return PrioritySetup(config, tree, usage, qos, spec.default_qos, settings)
 
 
 # -- running work ----------------------------------------------------------------------
@@ -489,6 +524,7 @@ def _queue(name: str, q: QueueSpec) -> Queue:
         q.default_runtime,
         q.max_runtime,
         q.backfill,
+        q.priority_job_factor,
     )
 
 
@@ -589,4 +625,8 @@ def _pending(job: JobSpec, order: int) -> PendingJob:
             QueueEntry(e.queue, e.priority, e.resreq if e.resreq is not None else job.resreq)
             for e in job.also_queues
         ),
+        qos=job.qos,
+        nice=job.nice,
+        nodes=job.nodes,
+        accrue_time=job.accrue_time,
     )

@@ -106,6 +106,8 @@ class SchedulerCore:
         self._now = state.now
         self._about = (state.scheduler, state.timezone, state.scheduler_resolution)
         self._gated = state.gated  # some job may wait at a gate: once, for good
+        # the multifactor picker's usage book: a copy, charged as work ends
+        self._priority = state.priority.copy() if state.priority is not None else None
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
@@ -147,6 +149,7 @@ class SchedulerCore:
                 timezone=self._about[1],
                 scheduler_resolution=self._about[2],
                 gated=self._gated,
+                priority=self._priority,
             )
         return self._view
 
@@ -238,10 +241,12 @@ class SchedulerCore:
                 JobFinished(job_id, time) | JobKilled(job_id, time) | JobPreempted(job_id, time)
             ) if not _is_number(time):
                 _check_number(type(event).__name__, f"job {job_id!r}: time", time)
-            case JobFinished(job_id) | JobKilled(job_id) | JobPreempted(job_id) if (
-                job_id in self._running
-            ):
-                self._release(self._running.pop(job_id))
+            case (
+                JobFinished(job_id, time) | JobKilled(job_id, time) | JobPreempted(job_id, time)
+            ) if job_id in self._running:
+                run = self._running.pop(job_id)
+                self._release(run)
+                self._charge_usage(run, time)
             case JobKilled(job_id) if job_id in self._pending:
                 del self._pending[job_id]
             case JobPreempted(job_id) if job_id in self._pending:
@@ -468,6 +473,14 @@ class SchedulerCore:
         k = np.arange(len(hosts), dtype=np.intp)
         self._scratch[hosts] = k
         return bool((self._scratch[hosts] == k).all())
+
+    def _charge_usage(self, run: RunningJob, end: float) -> None:
+        """What ``run`` used, charged to its association (the multifactor picker's
+        fair share), when the state keeps usage."""
+        setup = self._priority
+        if setup is not None:
+            key = setup.tree.association_of(run.user, run.project)
+            setup.usage.charge(key, float(run.slots), run.start_time, end)
 
     def _release(self, run: RunningJob) -> None:
         held = self._held.pop(run.id, None)

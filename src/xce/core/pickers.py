@@ -15,6 +15,9 @@ whose next job was submitted first). Builtins:
 - ``priority``: the scheduler's own job priority (``jobs[].priority``, kept by ``xce
   import``), high first, then submit time; queues of one priority merge by it too. The
   default of imported states that carry priorities.
+- ``multifactor``: Slurm's multifactor priority (age, fair share over an association
+  tree with decayed usage, job size, partition, QOS, nice, TRES), from the state's
+  ``priority`` section (:mod:`xce.priority.multifactor`, docs/priority.md).
 - ``fairshare``: LSF-style user fairshare within the queue. A user's dynamic priority is
   ``share / (1 + slots)``, where ``share`` is the queue's ``shares[user]`` (else
   ``shares["default"]``, else 1) and ``slots`` the slots the user's jobs of this queue
@@ -44,6 +47,7 @@ from xce.cluster import ClusterState, Limit, PendingJob, Queue
 from xce.entry import NamedRegistry
 
 __all__ = [
+    "ClockedPicker",
     "FairsharePicker",
     "FcfsPicker",
     "JobPicker",
@@ -139,6 +143,19 @@ class JobPicker(Protocol):
 
     def start(
         self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState
+    ) -> QueueCursor: ...
+
+
+@runtime_checkable
+class ClockedPicker(Protocol):
+    """Optional extension of a :class:`JobPicker` whose order depends on the session's
+    time (a job's age: ``multifactor``). The session calls ``start_at(queue, jobs,
+    state, now)`` instead of ``start``, with ``now`` the session's time (which may be
+    later than the state's own in a replay); it returns what ``start`` would at that
+    time. ``start`` itself must use the state's session time."""
+
+    def start_at(
+        self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState, now: float
     ) -> QueueCursor: ...
 
 
@@ -527,7 +544,16 @@ class PriorityPicker:
 def default_pickers(*, plugins: bool = True) -> PickerRegistry:
     """The builtin pickers, plus (by default) those found through entry points."""
     registry = PickerRegistry()
-    for picker in (FcfsPicker(), StrictPicker(), FairsharePicker(), PriorityPicker()):
+    from xce.priority.multifactor import MultifactorPicker  # late: it builds on this module
+
+    builtins: tuple[JobPicker, ...] = (
+        FcfsPicker(),
+        StrictPicker(),
+        FairsharePicker(),
+        PriorityPicker(),
+        MultifactorPicker(),
+    )
+    for picker in builtins:
         registry.register(picker)
     if plugins:
         registry.load_entry_points()

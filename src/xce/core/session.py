@@ -47,6 +47,7 @@ from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
 from xce.cluster.catalog import ResourceCatalog
 from xce.core.gates import Gate, Gates
 from xce.core.pickers import (
+    ClockedPicker,
     JobPicker,
     Pick,
     PickerRegistry,
@@ -166,7 +167,10 @@ class PickSequence:
         picker_for: Callable[[Queue], JobPicker],
         *,
         skip_blocked: bool = False,
+        now: float | None = None,
     ) -> None:
+        """``now``: the session's time, for a picker whose order depends on it
+        (:class:`~xce.core.pickers.ClockedPicker`; default the state's session time)."""
         self._skip_blocked = skip_blocked
         by_queue: dict[str, list[PendingJob]] = {}
         for job in jobs:
@@ -174,7 +178,13 @@ class PickSequence:
         levels: dict[int, list[QueueCursor]] = {}
         for name in sorted(by_queue):
             q = state.queues.get(name) or _default_queue(name)
-            cursor = picker_for(q).start(q, by_queue[name], state)
+            picker = picker_for(q)
+            if isinstance(picker, ClockedPicker):
+                if now is None:
+                    now = state.session_time()
+                cursor = picker.start_at(q, by_queue[name], state, now)
+            else:
+                cursor = picker.start(q, by_queue[name], state)
             levels.setdefault(q.priority, []).append(cursor)
         self._levels = [levels[p] for p in sorted(levels, reverse=True)]
         self._owner: dict[str, QueueCursor] = {}
@@ -762,7 +772,9 @@ class Session:
         else:
             self._memory.forget()
         try:
-            picks = PickSequence(self.state, pending, self.picker_for, skip_blocked=skip_blocked)
+            picks = PickSequence(
+                self.state, pending, self.picker_for, skip_blocked=skip_blocked, now=now
+            )
             decisions = self._threaded(picks) if threads else self._synchronous(picks)
             planner = self._planner
             if planner is not None and when is not None:

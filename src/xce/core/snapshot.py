@@ -179,7 +179,49 @@ def _flow(j: PendingJob) -> dict[str, Any]:
         item["scheduler_start"] = _number(j.scheduler_start)
     if j.also_queues:
         item["also_queues"] = [_entry(e, j.resreq) for e in j.also_queues]
+    if j.qos is not None:
+        item["qos"] = j.qos
+    if j.nice:
+        item["nice"] = j.nice
+    if j.nodes is not None:
+        item["nodes"] = j.nodes
+    if j.accrue_time is not None:
+        item["accrue_time"] = _number(j.accrue_time)
     return item
+
+
+def _priority(state: ClusterState) -> dict[str, Any]:
+    """The priority section: the settings as given, the associations with their usage
+    at the state's time (running work charged up to it) and that time."""
+    setup = state.priority
+    assert setup is not None
+    now = state.session_time()
+    tree = setup.tree
+    running = [
+        (tree.association_of(r.user, r.project), float(r.slots), r.start_time)
+        for r in state.running
+    ]
+    usage = setup.usage.at(now, running)
+    data: dict[str, Any] = dict(setup.settings or {})
+    associations = []
+    for key, a in tree.nodes.items():
+        item: dict[str, Any] = {"account": a.account}
+        if a.user is not None:
+            item["user"] = a.user
+        elif a.parent is not None:
+            item["parent"] = a.parent
+        item["shares"] = _number(a.shares)
+        item["usage"] = _number(usage.get(key, 0.0))
+        if a.priority:
+            item["priority"] = a.priority
+        associations.append(item)
+    data["associations"] = associations
+    if setup.qos:
+        data["qos"] = {name: {"priority": p} for name, p in setup.qos.items()}
+    if setup.default_qos is not None:
+        data["default_qos"] = setup.default_qos
+    data["usage_time"] = _number(now)
+    return data
 
 
 def _entry(e: QueueEntry, resreq: str) -> dict[str, Any]:
@@ -203,6 +245,8 @@ def _queue(q: Queue) -> dict[str, Any]:
         item["max_runtime"] = _number(q.max_runtime)
     if q.backfill:
         item["backfill"] = q.backfill
+    if q.priority_job_factor != 1:
+        item["priority_job_factor"] = q.priority_job_factor
     return item
 
 
@@ -250,6 +294,8 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         data["timezone"] = state.timezone
     if state.scheduler_resolution is not None:
         data["scheduler_resolution"] = _number(state.scheduler_resolution)
+    if state.priority is not None:
+        data["priority"] = _priority(state)
     return data
 
 

@@ -1,0 +1,288 @@
+"""Slurm's multifactor job priority (``priority/multifactor``) and the ``multifactor``
+picker that orders queues by it.
+
+A job's priority at time ``T`` (Slurm 22.05's ``priority_multifactor.c``; every factor
+a number in [0, 1], docs/priority.md)::
+
+    age * WeightAge + assoc * WeightAssoc + fairshare * WeightFairshare
+      + jobsize * WeightJobSize + partition * WeightPartition + qos * WeightQOS
+      + sum(tres_i * WeightTRES_i) - nice
+
+added in that order in double precision, raised to at least 1 and truncated to an
+integer. ``sprio -l`` shows each weighted factor rounded (``%.0f``) and the total
+recomputed from them in its own order, truncated (:func:`sprio_row`).
+
+- age: ``min(T - accrue, PriorityMaxAge) / PriorityMaxAge``; ``accrue`` is the job's
+  ``accrue_time`` when the state gives it (squeue's), else its eligible time (submit, or
+  its begin time when later; ``ACCRUE_ALWAYS``: submit). A held job's is 0.
+- jobsize: with ``m`` its nodes (``nodes``, default 1) of ``N`` hosts and ``c`` its
+  tasks of ``C`` slots: ``(m/N + c/C) / 2``; ``PriorityFavorSmall=YES``: ``((N-m)/N +
+  (C-c)/C) / 2``; ``SMALL_RELATIVE_TO_TIME``: ``max(m*C/N, c) / minutes / C`` (one minus
+  that when favouring small).
+- partition: its queue's ``priority_job_factor`` over the largest of the state's queues
+  (at least 1); qos: its QOS's priority over the largest; assoc: its association's
+  priority over the largest.
+- fairshare: the user association's Fair Tree or classic factor (:mod:`.assoc`) from the
+  usage at ``T``: the state's, decayed, plus what running work has used since.
+- tres: ``cpu``: ``c / C``; ``node``: ``m / N``.
+
+Priorities are computed at each session's time (Slurm recomputes them every
+``PriorityCalcPeriod``), once per session for every queue that uses the picker.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from xce.alloc import Decision
+from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
+from xce.core.pickers import Pick
+from xce.errors import InputError
+from xce.priority.assoc import Key
+from xce.priority.setup import PrioritySetup
+
+__all__ = [
+    "Factors",
+    "MultifactorPicker",
+    "PriorityBook",
+    "sprio_row",
+]
+
+_MAX = float(0xFFFFFFFF)
+
+
+@dataclass(frozen=True, slots=True)
+class Factors:
+    """One job's factors (each in [0, 1]), their weighted values and the total."""
+
+    age: float
+    assoc: float
+    fairshare: float
+    jobsize: float
+    partition: float
+    qos: float
+    tres: Mapping[str, float]
+    nice: int
+    weighted: Mapping[str, float]  # AGE, ASSOC, FAIRSHARE, JOBSIZE, PARTITION, QOS
+    weighted_tres: Mapping[str, float]
+    priority: int
+    association: Key | None
+
+
+class PriorityBook:
+    """The priorities of one session: the fair-share factors at its time, computed
+    once, and each job's factors on demand (memoised)."""
+
+    def __init__(self, state: ClusterState, setup: PrioritySetup, now: float) -> None:
+        self.state = state
+        self.setup = setup
+        self.now = now
+        cfg = setup.config
+        tree = setup.tree
+        running = [
+            (tree.association_of(r.user, r.project), float(r.slots), r.start_time)
+            for r in state.running
+        ]
+        self.usage = setup.usage.at(now, running)
+        if cfg.fairshare:
+            if cfg.fair_tree:
+                self.fairshare = tree.fair_tree(self.usage)
+            else:
+                self.fairshare = tree.classic(self.usage, cfg.dampening)
+        else:
+            self.fairshare = {}
+        self.hosts = state.hosts.n
+        self.slots = float(np.nansum(state.hosts.capacity[SLOTS]))
+        factors = [q.priority_job_factor for q in state.queues.values()]
+        self.max_partition = max([1, *factors])
+        self.max_qos = max([0, *setup.qos.values()])
+        self.max_assoc = max([0, *(a.priority for a in tree.nodes.values())])
+        self._memo: dict[str, Factors] = {}
+
+    def factors(self, job: PendingJob) -> Factors:
+        got = self._memo.get(job.id)
+        if got is None:
+            got = self._memo[job.id] = self._factors(job)
+        return got
+
+    def priority(self, job: PendingJob) -> int:
+        return self.factors(job).priority
+
+    def key(self, job: PendingJob) -> tuple[float, float, int]:
+        """A job's place in the order: priority high first, then submit time, then
+        arrival order (Slurm: then job id)."""
+        return (-float(self.priority(job)), job.submit_time, job.order)
+
+    def _factors(self, job: PendingJob) -> Factors:
+        cfg = self.setup.config
+        assoc_key = self.setup.tree.association_of(job.user, job.project)
+        queue = self.state.queues.get(job.queue)
+        nodes = float(job.nodes or 1)
+        tasks = float(job.max_tasks)
+        age = self._age(job) if cfg.age else 0.0
+        jobsize = self._jobsize(job, nodes, tasks) if cfg.jobsize else 0.0
+        part = queue.priority_job_factor if queue is not None else 1
+        partition = part / self.max_partition if cfg.partition and part else 0.0
+        qos_prio = self.setup.qos.get(job.qos or self.setup.default_qos or "", 0)
+        qos = qos_prio / self.max_qos if cfg.qos and qos_prio and self.max_qos else 0.0
+        assoc_prio = self.setup.tree.nodes[assoc_key].priority if assoc_key else 0
+        assoc = assoc_prio / self.max_assoc if cfg.assoc and self.max_assoc else 0.0
+        fairshare = self.fairshare.get(assoc_key, 0.0) if assoc_key else 0.0
+        tres = {}
+        for name in cfg.tres:
+            share = tasks / self.slots if name == "cpu" else nodes / self.hosts
+            tres[name] = min(share, 1.0) if self.slots and self.hosts else 0.0
+        weighted = {
+            "AGE": age * cfg.age,
+            "ASSOC": assoc * cfg.assoc,
+            "FAIRSHARE": fairshare * cfg.fairshare,
+            "JOBSIZE": jobsize * cfg.jobsize,
+            "PARTITION": partition * cfg.partition,
+            "QOS": qos * cfg.qos,
+        }
+        weighted_tres = {n: tres[n] * w for n, w in cfg.tres.items()}
+        total = 0.0
+        for value in weighted.values():  # Slurm's order of additions
+            total += value
+        tres_sum = 0.0
+        for value in weighted_tres.values():
+            tres_sum += value
+        total = total + tres_sum - job.nice
+        return Factors(
+            age,
+            assoc,
+            fairshare,
+            jobsize,
+            partition,
+            qos,
+            tres,
+            job.nice,
+            weighted,
+            weighted_tres,
+            _truncate(total),
+            assoc_key,
+        )
+
+    def _age(self, job: PendingJob) -> float:
+        if job.hold:
+            return 0.0
+        cfg = self.setup.config
+        if job.accrue_time is not None:
+            accrue = job.accrue_time
+        elif cfg.accrue_always or job.begin_time is None:
+            accrue = job.submit_time
+        else:
+            accrue = max(job.submit_time, job.begin_time)
+        waited = max(self.now - accrue, 0.0)
+        if cfg.max_age <= 0 or waited >= cfg.max_age:
+            return 1.0
+        return waited / cfg.max_age
+
+    def _jobsize(self, job: PendingJob, nodes: float, tasks: float) -> float:
+        cfg = self.setup.config
+        n, c = float(self.hosts), self.slots
+        if n <= 0 or c <= 0:
+            return 0.0
+        if cfg.small_relative_to_time:
+            x = max(nodes * c / n, tasks)
+            minutes = (job.requested_time or 0.0) / 60.0
+            queue = self.state.queues.get(job.queue)
+            if not minutes and queue is not None and queue.max_runtime:
+                minutes = queue.max_runtime / 60.0
+            x = x / minutes / c if minutes else 0.0
+            size = 1.0 - x if cfg.favor_small else x
+        elif cfg.favor_small:
+            size = ((n - nodes) / n + (c - tasks) / c) / 2.0
+        else:
+            size = (nodes / n + tasks / c) / 2.0
+        return min(max(size, 0.0), 1.0)
+
+
+def _truncate(total: float) -> int:
+    return int(min(max(total, 1.0), _MAX))
+
+
+def _wire(value: float) -> float:
+    """A double as sprio receives it (packed times 10^6, unpacked divided)."""
+    return float(int(value * 1e6)) / 1e6 if math.isfinite(value) else value
+
+
+def sprio_row(f: Factors) -> dict[str, str | int]:
+    """A job's ``sprio -l`` columns: each weighted factor ``%.0f`` (as sprio prints
+    it), NICE, TRES (``name=value`` of the non-zero ones) and PRIORITY as sprio
+    recomputes it from the received factors (truncated)."""
+    received = {k: _wire(v) for k, v in f.weighted.items()}
+    tres = {k: _wire(v) for k, v in f.weighted_tres.items()}
+    total = 0.0
+    for name in ("AGE", "ASSOC", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS"):
+        total += received[name]
+    total -= f.nice
+    for value in tres.values():
+        if value:
+            total += value
+    row: dict[str, str | int] = {"PRIORITY": int(max(total, 1.0)), "SITE": "0"}
+    for name, value in received.items():
+        row[name] = format(value, ".0f")
+    row["NICE"] = str(f.nice)
+    row["TRES"] = ",".join(f"{k}={format(v, '.0f')}" for k, v in tres.items() if v)
+    return row
+
+
+class _Cursor:
+    """A queue's jobs by the session's multifactor priority."""
+
+    needs_feedback = False
+
+    def __init__(self, jobs: Sequence[PendingJob], book: PriorityBook) -> None:
+        self.merge_key = book.key
+        self._jobs = sorted(jobs, key=book.key)
+        self._i = 0
+
+    def peek(self) -> Pick | None:
+        return Pick(self._jobs[self._i]) if self._i < len(self._jobs) else None
+
+    def pop(self) -> Pick | None:
+        pick = self.peek()
+        self._i += 1
+        return pick
+
+    def feedback(self, pick: Pick, decision: Decision) -> None:
+        return None
+
+
+class MultifactorPicker:
+    """Slurm's multifactor priority, high first (module docstring); ties by submit
+    time, then arrival order. Within the queue's priority (Slurm's PriorityTier), and
+    queues of one priority merge by it. Needs the state's ``priority`` section."""
+
+    name = "multifactor"
+
+    def __init__(self) -> None:
+        self._book: tuple[ClusterState, float, PriorityBook] | None = None
+
+    def book(self, state: ClusterState, now: float) -> PriorityBook:
+        """The session's priorities (one per state and time)."""
+        held = self._book
+        if held is not None and held[0] is state and held[1] == now:
+            return held[2]
+        setup = state.priority
+        if setup is None:
+            raise InputError(
+                "the multifactor picker needs the state's priority section "
+                "(weights, and associations for fair share: docs/priority.md)"
+            )
+        book = PriorityBook(state, setup, now)
+        self._book = (state, now, book)
+        return book
+
+    def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> _Cursor:
+        return self.start_at(queue, jobs, state, state.session_time())
+
+    def start_at(
+        self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState, now: float
+    ) -> _Cursor:
+        return _Cursor(jobs, self.book(state, now))
