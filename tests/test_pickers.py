@@ -38,9 +38,10 @@ from xce.core import (
 )
 from xce.core.pickers import PriorityPicker, held_slots, plain_order
 from xce.errors import EventError, InputError, RegistryError
+from xce.priority.lsf import LsfFairsharePicker
 from xce.priority.multifactor import MultifactorPicker
 
-BUILTINS = ("fcfs", "strict", "fairshare", "priority", "multifactor")
+BUILTINS = ("fcfs", "strict", "fairshare", "priority", "multifactor", "lsf-fairshare")
 HUGE = 10_000  # tasks no test cluster can hold: such a job always pends
 # (NEVER_RUNNABLE once the allocator says so; a job that is to wait for resources, and
 # hold a strict queue, must fit the empty cluster: see ``busy_host``)
@@ -625,6 +626,7 @@ def test_builtin_pickers_are_registered_under_their_names() -> None:
         FairsharePicker,
         PriorityPicker,
         MultifactorPicker,
+        LsfFairsharePicker,
     ]
     for name in BUILTINS:
         assert registry.get(name).name == name
@@ -653,7 +655,8 @@ def test_registry_get_of_an_unknown_name_lists_the_known_ones() -> None:
     registry = default_pickers(plugins=False)
     with pytest.raises(
         InputError,
-        match=r"unknown picker 'lifo' \(known: fairshare, fcfs, multifactor, priority, strict\)",
+        match=r"unknown picker 'lifo' \(known: fairshare, fcfs, lsf-fairshare, multifactor, "
+        r"priority, strict\)",
     ):
         registry.get("lifo")
 

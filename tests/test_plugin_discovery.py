@@ -38,6 +38,7 @@ from xce.core import JobPicker, QueueCursor, Session, default_pickers
 from xce.errors import RegistryError
 
 XCE = Path(sys.executable).parent / "xce"
+BUILTIN_PICKERS = ["fcfs", "strict", "fairshare", "priority", "multifactor", "lsf-fairshare"]
 
 PICKER_SOURCE = '''
 """A third-party picker: last submitted, first served. Imports only xce's public API."""
@@ -180,20 +181,14 @@ def test_default_pickers_finds_the_plugin_by_name(picker_plugin: Path) -> None:
     them."""
     registry = default_pickers()
     names = registry.names()
-    assert names[:5] == ["fcfs", "strict", "fairshare", "priority", "multifactor"]
-    assert set(names[5:]) == {"lifo", "newest"}
+    assert names[:6] == BUILTIN_PICKERS
+    assert set(names[6:]) == {"lifo", "newest"}
     lifo = registry.get("lifo")
     assert type(lifo).__module__ == "xce_test_picker"
     assert type(lifo).__name__ == "LifoPicker"
     assert isinstance(lifo, JobPicker)
     assert registry.get("newest").name == "newest"
-    assert default_pickers(plugins=False).names() == [
-        "fcfs",
-        "strict",
-        "fairshare",
-        "priority",
-        "multifactor",
-    ]
+    assert default_pickers(plugins=False).names() == BUILTIN_PICKERS
 
 
 def test_the_plugin_is_used_as_the_default_picker(picker_plugin: Path) -> None:
@@ -270,7 +265,10 @@ def test_the_cli_finds_and_uses_the_plugin(picker_plugin: Path, tmp_path: Path) 
     assert [d["job"] for d in json.loads(run.stdout)["dispatched"]] == ["a", "c", "b"]
     bad = _xce(picker_plugin, str(path), "--picker", "nope")
     assert bad.returncode == 2
-    assert "known: fairshare, fcfs, lifo, multifactor, newest, priority, strict" in bad.stderr
+    assert (
+        "known: fairshare, fcfs, lifo, lsf-fairshare, multifactor, newest, priority, strict"
+        in bad.stderr
+    )
 
 
 # --- allocators ----------------------------------------------------------------------------

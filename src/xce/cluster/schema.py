@@ -248,10 +248,13 @@ class PrioritySpec(_Spec):
     qos: dict[str, QosSpec] = {}
     default_qos: str | None = None
     usage_time: Number | None = None
+    # the lsf-fairshare picker: lsb.params' factors, user groups, and ``usage: {QUEUE:
+    # {USER: slot-hours}}`` (decayed, at usage_time)
+    lsf: dict[str, Any] | None = None
 
     def settings(self) -> dict[str, object]:
         """The Slurm settings given (by name)."""
-        skip = ("slurm_conf", "associations", "qos", "default_qos", "usage_time")
+        skip = ("slurm_conf", "associations", "qos", "default_qos", "usage_time", "lsf")
         out: dict[str, object] = {}
         for name in self.__struct_fields__:
             value = getattr(self, name)
@@ -388,8 +391,37 @@ def check_priority(spec: PrioritySpec) -> None:
         )
     except InputError as err:
         raise SpecError(("priority", "associations"), str(err)) from None
+    if spec.lsf is not None:
+        _check_lsf(spec.lsf)
     if spec.default_qos is not None and spec.qos and spec.default_qos not in spec.qos:
         raise SpecError(("priority", "default_qos"), f"unknown QOS {quote(spec.default_qos)}")
+
+
+def _check_lsf(section: dict[str, Any]) -> None:
+    from xce.errors import InputError
+    from xce.priority.lsf import lsf_config
+
+    for key, value in section.items():
+        if key == "usage":
+            _check_lsf_usage(value)
+            continue
+        try:
+            lsf_config({key: value})
+        except InputError as err:
+            raise SpecError(("priority", "lsf", key), str(err)) from None
+
+
+def _check_lsf_usage(value: Any) -> None:
+    at: DocPath = ("priority", "lsf", "usage")
+    if not isinstance(value, dict):
+        raise SpecError(at, "a mapping of queue to {user: slot-hours}")
+    for queue, users in value.items():
+        if not isinstance(users, dict):
+            raise SpecError((*at, str(queue)), "a mapping of user to slot-hours")
+        for user, hours in users.items():
+            bad = isinstance(hours, bool) or not isinstance(hours, int | float)
+            if bad or not math.isfinite(hours) or hours < 0:
+                raise SpecError((*at, str(queue), str(user)), "slot-hours: a number of at least 0")
 
 
 def _check_qos_names(spec: StateSpec) -> None:

@@ -400,7 +400,19 @@ def _priority(spec: PrioritySpec, now: float) -> PrioritySetup:
     since = spec.usage_time if spec.usage_time is not None else now
     usage = UsageBook(tree, since, config.decay)
     qos = {name: q.priority for name, q in spec.qos.items()}
-    return PrioritySetup(config, tree, usage, qos, spec.default_qos, settings)
+    setup = PrioritySetup(config, tree, usage, qos, spec.default_qos, settings)
+    if spec.lsf is not None:
+        from xce.priority.lsf import LsfUsage, lsf_config
+
+        given = {k: v for k, v in spec.lsf.items() if k != "usage"}
+        setup.lsf = lsf_config(given)
+        setup.lsf_settings = given
+        book = LsfUsage(setup.lsf.decay, since)
+        for queue, users in (spec.lsf.get("usage") or {}).items():
+            for user, hours in users.items():
+                book.set(str(queue), str(user), float(hours))
+        setup.lsf_usage = book
+    return setup
 
 
 # -- running work ----------------------------------------------------------------------

@@ -477,10 +477,10 @@ class SchedulerCore:
     def _charge_usage(self, run: RunningJob, end: float) -> None:
         """What ``run`` used, charged to its association (the multifactor picker's
         fair share), when the state keeps usage."""
-        setup = self._priority
-        if setup is not None:
-            key = setup.tree.association_of(run.user, run.project)
-            setup.usage.charge(key, float(run.slots), run.start_time, end)
+        if self._priority is not None:
+            self._priority.charge(
+                run.user, run.project, run.queue, float(run.slots), run.start_time, end
+            )
 
     def _release(self, run: RunningJob) -> None:
         held = self._held.pop(run.id, None)

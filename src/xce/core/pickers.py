@@ -18,6 +18,9 @@ whose next job was submitted first). Builtins:
 - ``multifactor``: Slurm's multifactor priority (age, fair share over an association
   tree with decayed usage, job size, partition, QOS, nice, TRES), from the state's
   ``priority`` section (:mod:`xce.priority.multifactor`, docs/priority.md).
+- ``lsf-fairshare``: LSF's hierarchical fairshare: share trees of users and user groups
+  and the documented dynamic user priority over CPU time, run time and job slots
+  (:mod:`xce.priority.lsf`, docs/priority.md).
 - ``fairshare``: LSF-style user fairshare within the queue. A user's dynamic priority is
   ``share / (1 + slots)``, where ``share`` is the queue's ``shares[user]`` (else
   ``shares["default"]``, else 1) and ``slots`` the slots the user's jobs of this queue
@@ -544,7 +547,8 @@ class PriorityPicker:
 def default_pickers(*, plugins: bool = True) -> PickerRegistry:
     """The builtin pickers, plus (by default) those found through entry points."""
     registry = PickerRegistry()
-    from xce.priority.multifactor import MultifactorPicker  # late: it builds on this module
+    from xce.priority.lsf import LsfFairsharePicker  # late: they build on this module
+    from xce.priority.multifactor import MultifactorPicker
 
     builtins: tuple[JobPicker, ...] = (
         FcfsPicker(),
@@ -552,6 +556,7 @@ def default_pickers(*, plugins: bool = True) -> PickerRegistry:
         FairsharePicker(),
         PriorityPicker(),
         MultifactorPicker(),
+        LsfFairsharePicker(),
     )
     for picker in builtins:
         registry.register(picker)

@@ -221,6 +221,26 @@ def _priority(state: ClusterState) -> dict[str, Any]:
     if setup.default_qos is not None:
         data["default_qos"] = setup.default_qos
     data["usage_time"] = _number(now)
+    if setup.lsf_usage is not None:
+        lsf: dict[str, Any] = dict(setup.lsf_settings or {})
+        book = setup.lsf_usage
+        queues = sorted({q for q, _ in book.entries()} | {r.queue for r in state.running})
+        hours_of: dict[str, dict[str, float]] = {}
+        for queue in queues:
+            users = sorted(
+                set(book.users(queue)) | {r.user for r in state.running if r.queue == queue}
+            )
+            for user in users:
+                hours = book.at(queue, user, now)
+                hours += sum(
+                    book.ran(float(r.slots), r.start_time, now)
+                    for r in state.running
+                    if r.queue == queue and r.user == user
+                )
+                if hours:
+                    hours_of.setdefault(queue, {})[user] = _number(hours)
+        lsf["usage"] = hours_of
+        data["lsf"] = lsf
     return data
 
 
