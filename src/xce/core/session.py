@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -179,10 +180,11 @@ class PickSequence:
         for name in sorted(by_queue):
             q = state.queues.get(name) or _default_queue(name)
             picker = picker_for(q)
-            if isinstance(picker, ClockedPicker):
+            if _clocked(picker):
                 if now is None:
                     now = state.session_time()
-                cursor = picker.start_at(q, by_queue[name], state, now)
+                clocked = cast(ClockedPicker, picker)
+                cursor = clocked.start_at(q, by_queue[name], state, now)
             else:
                 cursor = picker.start(q, by_queue[name], state)
             levels.setdefault(q.priority, []).append(cursor)
@@ -248,6 +250,11 @@ def _default_queue(name: str) -> Queue:
 
 def _arrival(job: PendingJob) -> tuple[float, int]:
     return (job.submit_time, job.order)
+
+
+def _clocked(picker: JobPicker) -> bool:
+    """Whether ``picker`` offers ``start_at`` (cheaper than a Protocol isinstance)."""
+    return callable(getattr(picker, "start_at", None))
 
 
 def _merge_key(level: list[QueueCursor]) -> Callable[[PendingJob], tuple[float, ...]]:

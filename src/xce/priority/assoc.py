@@ -86,6 +86,10 @@ class AssocTree:
         self._check_acyclic()
         self.users = [k for k in self.nodes if k[1] is not None]
         self.default_account = _default_accounts(self.users)
+        self._level = {
+            a: sum(self.nodes[k].shares for k in kids) for a, kids in self.children.items()
+        }
+        self._norm = {k: self._norm_of(k) for k in self.nodes}
 
     def _check_acyclic(self) -> None:
         for key in self.nodes:
@@ -117,13 +121,17 @@ class AssocTree:
         return (default, user) if default is not None else None
 
     def level_shares(self, key: Key) -> float:
+        """The shares of ``key`` and its siblings together."""
         up = self.parent.get(key)
         if up is None:
             return self.nodes[key].shares
-        return sum(self.nodes[k].shares for k in self.children[up])
+        return self._level[up]
 
     def norm_shares(self, key: Key) -> float:
         """Shares over the siblings' (Fair Tree's S; 0 when the level has none)."""
+        return self._norm[key]
+
+    def _norm_of(self, key: Key) -> float:
         level = self.level_shares(key)
         return self.nodes[key].shares / level if level > 0 else 0.0
 
