@@ -741,17 +741,19 @@ def test_a_job_too_big_for_the_cluster_has_its_reason() -> None:
 # --------------------------------------------------- 3b. the shortcut changes no start
 
 
+@pytest.mark.parametrize("batch", [1, 2, 32])
 @given(doc=shortcut_docs(), case=predictor_specs())
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_the_shortcut_changes_no_start(
-    doc: dict[str, Any], case: tuple[str, tuple[FinishedJob, ...]]
+    batch: int, doc: dict[str, Any], case: tuple[str, tuple[FinishedJob, ...]]
 ) -> None:
-    """``Policy(shortcuts=True)`` (sessions try only the jobs that could start) and
-    ``shortcuts=False`` (every session tries every job) give every job the same start,
-    every array record the same last start, and end the same jobs."""
+    """``Policy(shortcuts=True)`` (sessions try only the jobs that could start, fed in
+    arrival-order batches of ``batch`` jobs where every queue has one priority and none
+    preempts) and ``shortcuts=False`` (every session tries every job) give every job the
+    same start, every array record the same last start, and end the same jobs."""
     state = state_of(doc)
     p = taught(case)
-    fast = forward_replay(state, p.predict, policy=Policy(shortcuts=True))
+    fast = forward_replay(state, p.predict, policy=Policy(shortcuts=True, batch=batch))
     slow = forward_replay(state, p.predict, policy=Policy(shortcuts=False))
     assert fast.starts == slow.starts
     assert fast.last_starts == slow.last_starts
@@ -799,6 +801,32 @@ def test_the_shortcut_is_reached() -> None:
     assert len(reached) >= 50
     assert sum(reached) >= 0.9 * len(reached), (sum(reached), len(reached))
     assert sum(skipped) >= 0.2 * len(skipped), (sum(skipped), len(skipped))
+
+
+def test_the_batches_are_reached() -> None:
+    """The same states exercise the batched sessions: the shortcut may batch (one
+    queue priority, no preemption) in a third or more, and with batches of 2 a good
+    share has an instant whose session is fed in two or more batches (more sessions than
+    instants)."""
+    batched: list[bool] = []
+    split: list[bool] = []
+
+    @given(doc=shortcut_docs(), case=predictor_specs())
+    @settings(
+        max_examples=100, deadline=None, database=None, phases=[Phase.generate], derandomize=True
+    )
+    def draw_cases(doc: dict[str, Any], case: tuple[str, tuple[FinishedJob, ...]]) -> None:
+        state = state_of(doc)
+        policy = Recording(shortcuts=True, batch=2)
+        candidates = _Candidates.of(policy.core(state), policy)
+        batched.append(candidates is not None and candidates.in_batches)
+        policy.sessions.clear()
+        run = forward_replay(state, taught(case).predict, policy=policy)
+        split.append(len(policy.sessions) > run.sessions)
+
+    draw_cases()
+    assert sum(batched) >= 0.3 * len(batched), (sum(batched), len(batched))
+    assert sum(split) >= 0.2 * len(split), (sum(split), len(split))
 
 
 def test_the_shortcut_is_off_where_it_would_not_be_exact() -> None:

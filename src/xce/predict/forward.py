@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from xce.alloc import Dispatched, PendInfo, Pending
 from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob, estimate
@@ -72,6 +73,7 @@ class Policy:
     preemptor: Preemptor | None = None
     shortcuts: bool = True
     registry: PickerRegistry | None = field(default=None, compare=False)
+    batch: int = 32  # jobs per batch of a session the shortcut feeds in batches
 
     def core(self, state: ClusterState) -> SchedulerCore:
         return SchedulerCore(
@@ -171,6 +173,7 @@ class _Replay:
                 if item.kind is DepKind.AFTER and item.job is not None:
                     self.after.setdefault(item.job, []).append(item.delay)
         self.candidates = _Candidates.of(self.core, policy)
+        self.batch = max(1, policy.batch)
 
     def _moments(self) -> set[float]:
         """Instants a session may decide differently with no job ending: begin times
@@ -191,14 +194,17 @@ class _Replay:
         while True:
             # the first session is whole: it is xce schedule's, reasons and all
             shortcut = self.candidates is not None and out.first is not None
-            jobs = self.candidates.now() if shortcut and self.candidates is not None else None
-            result = self.core.run_session(jobs=jobs, now=t)
             out.sessions += 1
-            if out.first is None:
-                out.first = result
             if out.sessions > MAX_SESSIONS:
                 raise InternalError(f"the forward replay ran {MAX_SESSIONS:,} sessions")
-            again = self._apply(result, t)
+            if shortcut and self.candidates is not None and self.candidates.in_batches:
+                again = self._in_batches(self.candidates, t)
+            else:
+                jobs = self.candidates.now() if shortcut and self.candidates is not None else None
+                result = self.core.run_session(jobs=jobs, now=t)
+                if out.first is None:
+                    out.first = result
+                again = self._apply(result, t)
             if not self.core.pending_count or not (self.watched & self._waiting()):
                 break
             if again:
@@ -211,6 +217,22 @@ class _Replay:
         if shortcut and self.watched & self._waiting():
             self._reasons(self.core.run_session(now=t))  # a whole session says why
         return self.run_of
+
+    def _in_batches(self, candidates: _Candidates, t: float) -> bool:
+        """One session fed in arrival-order batches, each batch's dispatches started
+        before the next is chosen (so a job wanting more slots than are left is not
+        tried): exact when every picker is ``monotone_in_session`` and every queue has
+        one priority (the session's order is then arrival order, and a job's decision
+        depends only on the jobs before it), and no queue preempts (a preemption frees
+        slots only after its session)."""
+        again = False
+        tried = np.zeros(len(candidates.ids), dtype=bool)
+        while True:
+            batch = candidates.batch(tried, self.batch)
+            if batch is None:
+                return again
+            if batch:
+                again = self._apply(self.core.run_session(jobs=batch, now=t), t) or again
 
     def _reasons(self, result: SessionResult) -> None:
         """Why the jobs still waiting at the end wait (from a whole session)."""
@@ -353,15 +375,16 @@ class _Candidates:
     jobs (arrays, further queues, holds, begin times, dependencies) and those of a queue
     that preempts are always tried."""
 
-    __slots__ = ("alive", "core", "fewest", "free", "ids", "index")
+    __slots__ = ("alive", "core", "fewest", "free", "ids", "in_batches", "index")
 
     def __init__(self, core: SchedulerCore, free: int) -> None:
         self.core = core
         self.free = free
-        self.ids: list[str] = []
+        self.ids: list[str] = []  # in arrival order (submit time, then order)
         self.index: dict[str, int] = {}
         self.fewest = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(0, dtype=bool)
+        self.in_batches = False  # sessions may be fed in batches (Replay._in_batches)
 
     @staticmethod
     def of(core: SchedulerCore, policy: Policy) -> _Candidates | None:
@@ -382,8 +405,11 @@ class _Candidates:
         free = total - sum(r.slots for r in state.running)
         out = _Candidates(core, free)
         preempting = {n for n, q in state.queues.items() if q.preempts}
-        fewest = [out._fewest(j, preempting) for j in state.jobs]
-        out.ids = [j.id for j in state.jobs]
+        jobs = sorted(state.jobs, key=lambda j: (j.submit_time, j.order))
+        fewest = [out._fewest(j, preempting) for j in jobs]
+        out.ids = [j.id for j in jobs]
+        levels = {state.queues[q].priority if q in state.queues else 0 for q in queues}
+        out.in_batches = not preempting and len(levels) <= 1
         out.index = {job_id: i for i, job_id in enumerate(out.ids)}
         out.fewest = np.asarray(fewest, dtype=np.int64)
         out.alive = np.ones(len(out.ids), dtype=bool)
@@ -398,6 +424,17 @@ class _Candidates:
         """The pending jobs a session tries now, in arrival order."""
         pending = self.core.pending
         chosen = np.flatnonzero(self.alive & (self.fewest <= self.free))
+        jobs = [pending(self.ids[i]) for i in chosen.tolist()]
+        return [j for j in jobs if j is not None]
+
+    def batch(self, tried: npt.NDArray[np.bool_], size: int) -> list[PendingJob] | None:
+        """The next ``size`` jobs of a session fed in batches: in arrival order, not
+        tried yet this session, wanting no more slots than are free now (None: none)."""
+        pending = self.core.pending
+        chosen = np.flatnonzero(self.alive & ~tried & (self.fewest <= self.free))[:size]
+        if not len(chosen):
+            return None
+        tried[chosen] = True
         jobs = [pending(self.ids[i]) for i in chosen.tolist()]
         return [j for j in jobs if j is not None]
 
