@@ -161,6 +161,7 @@ class _Replay:
         self.records = {j.id: j for j in state.jobs}
         self.pending_ids = set(self.records)
         self.watched = self.pending_ids if until is None else self.pending_ids & until
+        self.left = set(self.watched)  # the watched jobs still pending (kept as they start)
         self.run_of = ForwardRun(self.now, dict.fromkeys(self.records))
         self.own: dict[str, PendingJob] = {}  # jobs started in the replay (requeue)
         self.lengths: dict[str, float] = {}  # job -> its runtime (kept for a requeue)
@@ -205,7 +206,7 @@ class _Replay:
                 if out.first is None:
                     out.first = result
                 again = self._apply(result, t)
-            if not self.core.pending_count or not (self.watched & self._waiting()):
+            if not self.core.pending_count or not self.left:
                 break
             if again:
                 continue  # something changed at this instant: decide again
@@ -214,7 +215,7 @@ class _Replay:
                 break
             t = nxt
             self._finish_until(t)
-        if shortcut and self.watched & self._waiting():
+        if shortcut and self.left:
             self._reasons(self.core.run_session(now=t))  # a whole session says why
         return self.run_of
 
@@ -266,10 +267,6 @@ class _Replay:
             if at > self.now:
                 bisect.insort(self.moments, at)
 
-    def _waiting(self) -> set[str]:
-        """The snapshot's jobs that have not started yet (an array while a task waits)."""
-        return {j.id for j in self.core.pending_jobs()}
-
     def _apply(self, result: SessionResult, t: float) -> bool:
         """Start the dispatches; preempt what a decision preempts (True: decide again)."""
         again = False
@@ -307,6 +304,8 @@ class _Replay:
         self._note_start(d.job, t)
         if self.candidates is not None:
             self.candidates.started(key, job, d.allocation.slots)
+        if key in self.left and core.pending(key) is None:
+            self.left.discard(key)  # started (an array record: its last task)
         if key in self.pending_ids:
             out = self.run_of
             if out.starts.get(key) is None:
@@ -327,6 +326,8 @@ class _Replay:
             again = self.own.pop(victim, None)
             if again is not None and again.array_job is None:
                 self.core.apply(JobSubmitted(again))
+                if again.id in self.watched:
+                    self.left.add(again.id)  # back in its queue: it waits again
                 if self.candidates is not None:
                     self.candidates.add(again)
 
@@ -428,12 +429,17 @@ class _Candidates:
         return [j for j in jobs if j is not None]
 
     def batch(self, tried: npt.NDArray[np.bool_], size: int) -> list[PendingJob] | None:
-        """The next ``size`` jobs of a session fed in batches: in arrival order, not
-        tried yet this session, wanting no more slots than are free now (None: none)."""
+        """The next jobs of a session fed in batches: in arrival order, not tried yet
+        this session, wanting no more slots than are free now; at most ``size``, and
+        only as many as could all start together (the fewest tasks of those before a
+        job and its own within the free slots; at least one), since a job after one
+        that starts may find too little left (None: none)."""
         pending = self.core.pending
-        chosen = np.flatnonzero(self.alive & ~tried & (self.fewest <= self.free))[:size]
+        chosen = np.flatnonzero(self.alive & ~tried & (self.fewest <= self.free))
         if not len(chosen):
             return None
+        together = int(np.searchsorted(np.cumsum(self.fewest[chosen]), self.free, side="right"))
+        chosen = chosen[: max(1, min(together, size))]
         tried[chosen] = True
         jobs = [pending(self.ids[i]) for i in chosen.tolist()]
         return [j for j in jobs if j is not None]
