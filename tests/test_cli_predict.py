@@ -305,3 +305,34 @@ def test_table_with_a_history_has_no_note(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "p1" in result.stdout
     assert "no --history" not in result.stdout
+
+
+def test_workers_change_no_forecast(tmp_path: Path) -> None:
+    """``--workers 2`` (sampled replays on two forked processes) prints the same JSON
+    as ``--workers 1``: each run draws from its own stream. The history (u1's runtimes
+    100, 200, 400, 50, 800 s) gives the predictor a spread, so the sampled runs differ."""
+    trace = tmp_path / "past.swf"
+    runs = [100, 200, 400, 50, 800]
+    trace.write_text(
+        "\n".join(_swf_line(i + 1, i * 10, 0, r, 1) for i, r in enumerate(runs)) + "\n"
+    )
+    b = ClusterBuilder().host("h0", 1).at(5000)
+    b.running("r1", {"h0": 1}, start_time=4990, requested_time=3600, user="u1")
+    for i in range(4):
+        b.job(f"p{i}", 1, user="u1", requested_time=3600, submit_time=4000 + i)
+    path = str(write_state(tmp_path, b.to_dict()))
+    args = ("--history", str(trace), "--json", "--runs", "8", "--seed", "3")
+    one = _invoke(path, *args, "--workers", "1")
+    two = _invoke(path, *args, "--workers", "2")
+    assert one.exit_code == 0, one.output
+    assert two.exit_code == 0, two.output
+    assert json.loads(one.output) == json.loads(two.output)
+    jobs = json.loads(one.output)["jobs"]
+    assert any(j["low"] != j["high"] for j in jobs), "the sampled runs have no spread"
+
+
+@pytest.mark.parametrize("bad", ["0", "257", "-1"])
+def test_bad_workers_exit_2(tmp_path: Path, bad: str) -> None:
+    result = _invoke(str(write_state(tmp_path)), "--workers", bad, "--json")
+    assert result.exit_code == 2
+    assert "--workers" in result.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from xce.predict.forward import Forecast, JobForecast
 
 MAX_RUNS = 1000
+MAX_WORKERS = 256
 
 
 def predict(
@@ -63,6 +65,15 @@ def predict(
         ),
     ] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sampled replays.")] = 0,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            help="Processes for the sampled replays (default: the CPUs; the result does "
+            "not depend on it).",
+        ),
+    ] = None,
     picker: Annotated[
         str | None,
         typer.Option("--picker", metavar="NAME", help="Default job picker, as xce schedule."),
@@ -110,6 +121,9 @@ def predict(
 
     if not 0 <= runs <= MAX_RUNS:
         raise InputError(f"--runs: expected 0 to {MAX_RUNS}, not {runs}")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise InputError(f"--workers: expected 1 to {MAX_WORKERS}, not {workers}")
+    processes = workers if workers is not None else max(1, len(os.sched_getaffinity(0)))
     if now is not None and not math.isfinite(now):
         raise InputError(f"--now: the replay's start must be a finite number, not {now}")
     if timezone is not None:
@@ -131,7 +145,14 @@ def predict(
     policy = Policy(picker=picker, backfill=backfill, preemptor=chosen, registry=pickers)
     until = frozenset((job,)) if job is not None else None  # --job: only until it starts
     forecast = predict_starts(
-        state, learner, runs=runs, seed=seed, policy=policy, now=now, until=until
+        state,
+        learner,
+        runs=runs,
+        seed=seed,
+        policy=policy,
+        now=now,
+        until=until,
+        workers=processes,
     )
     info = forecast_json(forecast, state, learner.name, learned, job)
     if as_json:

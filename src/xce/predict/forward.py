@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -504,27 +505,69 @@ def predict_starts(
     policy: Policy | None = None,
     now: float | None = None,
     until: frozenset[str] | None = None,
+    workers: int = 1,
 ) -> Forecast:
     """Every pending job's predicted start (point replay) and interval (``runs``
-    sampled replays); see the module docstring."""
+    sampled replays, on ``workers`` processes where the platform forks: each run draws
+    from its own stream, so the result does not depend on ``workers``); see the module
+    docstring."""
     began = time.perf_counter()
     point = forward_replay(state, predictor.predict, policy=policy, now=now, until=until)
-    samples: list[Mapping[str, float | None]] = []
-    for run in range(runs):
-        rng = np.random.default_rng([seed, run])
-        memo: dict[str, float] = {}
-
-        def draw(
-            job: Asked, rng: np.random.Generator = rng, memo: dict[str, float] = memo
-        ) -> float:
-            key = f"{job.id}\0{job.elapsed}"
-            if key not in memo:
-                memo[key] = predictor.sample(job, rng)
-            return memo[key]
-
-        samples.append(forward_replay(state, draw, policy=policy, now=now, until=until).starts)
+    job = _Sampling(state, predictor, seed, policy, now, until)
+    samples: list[Mapping[str, float | None]]
+    if workers > 1 and runs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        global _SAMPLING
+        _SAMPLING = job
+        try:
+            context = multiprocessing.get_context("fork")
+            with context.Pool(min(workers, runs)) as pool:
+                samples = pool.map(_sampled_run, range(runs))
+        finally:
+            _SAMPLING = None
+    else:
+        samples = [job.run(run) for run in range(runs)]
     jobs = tuple(_forecast(j, point, samples) for j in state.jobs)
     return Forecast(point.now, jobs, runs, point, time.perf_counter() - began)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sampling:
+    """What every sampled replay of one forecast shares."""
+
+    state: ClusterState
+    predictor: RuntimePredictor
+    seed: int
+    policy: Policy | None
+    now: float | None
+    until: frozenset[str] | None
+
+    def run(self, run: int) -> dict[str, float | None]:
+        """Sampled replay number ``run``: its own random stream ``(seed, run)``, one draw
+        per job and elapsed time."""
+        rng = np.random.default_rng([self.seed, run])
+        memo: dict[str, float] = {}
+        sample = self.predictor.sample
+
+        def draw(job: Asked) -> float:
+            key = f"{job.id}\0{job.elapsed}"
+            if key not in memo:
+                memo[key] = sample(job, rng)
+            return memo[key]
+
+        replay = forward_replay(
+            self.state, draw, policy=self.policy, now=self.now, until=self.until
+        )
+        return replay.starts
+
+
+_SAMPLING: _Sampling | None = None  # the forecast a forked worker's runs belong to
+
+
+def _sampled_run(run: int) -> dict[str, float | None]:
+    """A forked worker's sampled replay (the job is inherited, not pickled)."""
+    if _SAMPLING is None:
+        raise InternalError("a sampled replay ran outside predict_starts")
+    return _SAMPLING.run(run)
 
 
 def _forecast(
