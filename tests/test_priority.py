@@ -508,3 +508,42 @@ def test_no_factor_is_nan() -> None:
     state = state_of([{"id": "j"}], PRIO, hosts=1, slots=0)
     f = factors(state, "j")
     assert all(math.isfinite(v) for v in f.weighted.values())
+
+
+# --- the picker's option: the same site under other settings -----------------------------
+
+
+def test_a_picker_option_is_the_state_with_those_settings() -> None:
+    """``multifactor:PriorityWeightQOS=0 PriorityFlags=NO_FAIR_TREE`` orders a session
+    exactly as the state whose priority section says so."""
+    jobs = [
+        {"id": "old_u2", "user": "u2", "project": "a", "submit_time": NOW - DAY},
+        {"id": "new_u1", "user": "u1", "project": "a", "submit_time": NOW - 60},
+        {"id": "high", "user": "u2", "project": "a", "submit_time": NOW, "qos": "high"},
+    ]
+    prio = dict(PRIO, PriorityWeightQOS=100_000, PriorityWeightAge=100)
+    state = state_of(jobs, prio, hosts=1, slots=0)
+    option = "multifactor:PriorityWeightQOS=0 PriorityFlags=NO_FAIR_TREE"
+    got = [d.job for d in SchedulerCore(state, picker=option).run_session().decisions]
+    edited = dict(prio, PriorityWeightQOS=0, PriorityFlags="NO_FAIR_TREE")
+    want = session_order(state_of(jobs, edited, hosts=1, slots=0))
+    assert got == want
+    assert got != session_order(state)  # the option did change the order
+
+
+@pytest.mark.parametrize(
+    ("picker", "message"),
+    [
+        ("multifactor:Bogus=1", "'Bogus=1' is not a priority setting"),
+        ("multifactor:PriorityDecayHalfLife=10", "accounting"),
+        ("multifactor:PriorityWeightAge=lots", "PriorityWeightAge"),
+        ("fcfs:x", "takes no option"),
+        ("nope:x", "unknown picker"),
+    ],
+)
+def test_bad_picker_options_exit_2(tmp_path: Path, picker: str, message: str) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(state_to_dict(state_of([{"id": "j"}], PRIO))))
+    result = CliRunner().invoke(app, ["schedule", str(path), "--picker", picker])
+    assert result.exit_code == 2, result.output
+    assert message in result.output

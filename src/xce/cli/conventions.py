@@ -183,9 +183,14 @@ def check_picker(picker: str | None) -> PickerRegistry:
     from xce.core import default_pickers
 
     pickers = default_pickers()
-    if picker is not None and picker not in pickers.names():
+    if picker is not None and picker.partition(":")[0] not in pickers.names():
         known = ", ".join(sorted(pickers.names()))
         raise InputError(f"--picker: unknown picker {plain(repr(picker))} (known: {known})")
+    if picker is not None:
+        try:
+            pickers.get(picker)  # NAME:OPTION: the option checked now
+        except InputError as err:
+            raise InputError(f"--picker: {err}") from None
     return pickers
 
 

@@ -287,8 +287,10 @@ class SchedulerCore:
                     default_picker or "fcfs",
                     *(q.picker for q in queues.values() if q.picker),
                 }:
-                    if name not in self._session.pickers.names():
-                        raise EventError(f"QueuesChanged: unknown picker {name!r}")
+                    try:
+                        self._session.pickers.get(name)
+                    except InputError:
+                        raise EventError(f"QueuesChanged: unknown picker {name!r}") from None
                 self._queues = dict(queues)
                 self._default_picker = default_picker
                 self._session.default_picker = default_picker or "fcfs"

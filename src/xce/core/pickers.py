@@ -48,6 +48,7 @@ from typing import Protocol, runtime_checkable
 from xce.alloc import Decision, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, Limit, PendingJob, Queue
 from xce.entry import NamedRegistry
+from xce.errors import InputError
 
 __all__ = [
     "ClockedPicker",
@@ -509,10 +510,30 @@ PickerFactory = Callable[[], JobPicker]
 
 
 class PickerRegistry(NamedRegistry[JobPicker]):
-    """Pickers by name; duplicate names are refused."""
+    """Pickers by name; duplicate names are refused. ``NAME:OPTION`` is the picker
+    ``NAME`` configured by ``OPTION`` (its ``with_option(option)``, made once per text:
+    ``multifactor:PriorityWeightAge=2000``); a picker without ``with_option`` takes
+    none."""
 
     what = "picker"
     group = PICKER_GROUP
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._configured: dict[str, JobPicker] = {}
+
+    def get(self, name: str) -> JobPicker:
+        base, sep, option = name.partition(":")
+        if not sep:
+            return super().get(name)
+        found = self._configured.get(name)
+        if found is None:
+            picker = super().get(base)
+            configure = getattr(picker, "with_option", None)
+            if not callable(configure):
+                raise InputError(f"picker {base!r} takes no option (got {option!r})")
+            found = self._configured[name] = configure(option)
+        return found
 
 
 def priority_key(job: PendingJob) -> tuple[float, float, int]:

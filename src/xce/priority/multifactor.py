@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
 from xce.core.pickers import Pick
 from xce.errors import InputError
 from xce.priority.assoc import Key
+from xce.priority.config import config_from_mapping, slurm_conf_settings
 from xce.priority.setup import PrioritySetup
 
 __all__ = [
@@ -257,12 +258,52 @@ class _Cursor:
 class MultifactorPicker:
     """Slurm's multifactor priority, high first (module docstring); ties by submit
     time, then arrival order. Within the queue's priority (Slurm's PriorityTier), and
-    queues of one priority merge by it. Needs the state's ``priority`` section."""
+    queues of one priority merge by it. Needs the state's ``priority`` section.
+
+    ``multifactor:SETTINGS`` (``with_option``): the state's settings with these, in
+    slurm.conf's form, over them (``multifactor:PriorityWeightAge=2000
+    PriorityFlags=NO_FAIR_TREE``): the same site under other weights or Fair Tree off.
+    ``PriorityDecayHalfLife`` is the accounting's and cannot be changed so."""
 
     name = "multifactor"
 
-    def __init__(self) -> None:
+    def __init__(
+        self, overrides: Mapping[str, object] | None = None, name: str | None = None
+    ) -> None:
         self._book: tuple[ClusterState, float, PriorityBook] | None = None
+        self._overrides = dict(overrides or {})
+        self._config: tuple[PrioritySetup, PrioritySetup] | None = None  # given, configured
+        if name is not None:
+            self.name = name
+
+    def with_option(self, option: str) -> MultifactorPicker:
+        """This picker with ``option``'s settings (slurm.conf words) over the state's."""
+        words = option.split()
+        if not words:
+            raise InputError("picker multifactor: the option gives no setting (KEY=VALUE ...)")
+        overrides = slurm_conf_settings([option], "picker multifactor option")
+        unknown = [
+            w for w in words if w.partition("=")[0].lower() not in {k.lower() for k in overrides}
+        ]
+        if unknown:
+            raise InputError(f"picker multifactor option: {unknown[0]!r} is not a priority setting")
+        if "PriorityDecayHalfLife" in overrides:
+            raise InputError(
+                "picker multifactor option: PriorityDecayHalfLife belongs to the state's "
+                "accounting (its usage book), not to the picker"
+            )
+        return MultifactorPicker(overrides, f"{self.name}:{option}")
+
+    def _setup(self, given: PrioritySetup) -> PrioritySetup:
+        if not self._overrides:
+            return given
+        held = self._config
+        if held is not None and held[0] is given:
+            return held[1]
+        config = config_from_mapping({**(given.settings or {}), **self._overrides})
+        configured = replace(given, config=config)
+        self._config = (given, configured)
+        return configured
 
     def book(self, state: ClusterState, now: float) -> PriorityBook:
         """The session's priorities (one per state and time)."""
@@ -275,7 +316,7 @@ class MultifactorPicker:
                 "the multifactor picker needs the state's priority section "
                 "(weights, and associations for fair share: docs/priority.md)"
             )
-        book = PriorityBook(state, setup, now)
+        book = PriorityBook(state, self._setup(setup), now)
         self._book = (state, now, book)
         return book
 

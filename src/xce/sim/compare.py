@@ -139,9 +139,13 @@ def parse_policy(
     naming ``--policy`` and what is known."""
     backfills = backfills if backfills is not None else default_backfills()
     head, *mods = text.split("+")
-    if head not in pickers.names():
+    if head.partition(":")[0] not in pickers.names():
         known = ", ".join(sorted(pickers.names()))
         raise InputError(f"--policy {text!r}: unknown picker {head!r} (known: {known})")
+    try:
+        pickers.get(head)  # PICKER:OPTION: the option checked now
+    except InputError as err:
+        raise InputError(f"--policy {text!r}: {err}") from None
     preemptor: str | None = None
     backfill: str | None = None
     preempt = True
