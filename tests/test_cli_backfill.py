@@ -463,9 +463,16 @@ REPLAYS: dict[str, dict[str, tuple[str, str, str]]] = {
 # |planned - actual| over jobs planned ahead at their first session: b (|100 - 60|),
 # and under conservative d (|150 - 110|)
 PREDICTION = {
-    "none": {"jobs": 0, "mean": None, "p95": None, "max": None},
-    "easy": {"jobs": 1, "mean": 40.0, "p95": 40.0, "max": 40.0},
-    "conservative": {"jobs": 2, "mean": 40.0, "p95": 40.0, "max": 40.0},
+    "none": {"jobs": 0, "mean": None, "median": None, "p90": None, "p95": None, "max": None},
+    "easy": {"jobs": 1, "mean": 40.0, "median": 40.0, "p90": 40.0, "p95": 40.0, "max": 40.0},
+    "conservative": {
+        "jobs": 2,
+        "mean": 40.0,
+        "median": 40.0,
+        "p90": 40.0,
+        "p95": 40.0,
+        "max": 40.0,
+    },
 }
 
 
