@@ -547,3 +547,46 @@ def test_bad_picker_options_exit_2(tmp_path: Path, picker: str, message: str) ->
     result = CliRunner().invoke(app, ["schedule", str(path), "--picker", picker])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_tres_factors_divide_by_the_partitions_totals() -> None:
+    """PriorityWeightTRES=CPU=1000,Node=100: a 8-task job of partition batch (hosts
+    tagged partition_batch: 2 of 4, 16 slots) gets 8/16 of the cpu weight and 1/2 of
+    the node weight, not the cluster's 8/32 and 1/4; a job of an untagged queue
+    divides by the whole cluster's."""
+    data: dict[str, Any] = {
+        "now": NOW,
+        "resources": {"partition_batch": {"kind": "boolean"}},
+        "hosts": [
+            {"name": f"n{i}", "slots": 8, "attributes": {"partition_batch": i < 2}}
+            for i in range(4)
+        ],
+        "jobs": [
+            {"id": "b", "queue": "batch", "tasks": 8},
+            {"id": "o", "queue": "other", "tasks": 8},
+        ],
+        "priority": {"PriorityWeightTRES": "CPU=1000,Node=100"},
+    }
+    state = state_from_dict(data, "<tres>")
+    b, o = factors(state, "b"), factors(state, "o")
+    assert b.tres == {"cpu": 0.5, "node": 0.5}
+    assert b.weighted_tres == {"cpu": 500.0, "node": 50.0}
+    assert o.tres == {"cpu": 0.25, "node": 0.25}
+
+
+def test_sprio_keeps_a_sum_that_lands_on_an_integer() -> None:
+    """sprio re-adds the weighted factors after Slurm's wire format (x * 1e6 / 1e6 in
+    doubles): 1000 + 5000 + 291.666... + 333.333... + 1000 sums to 7625, as sprio
+    printed for such a job on a real Slurm 22.05 (truncating on the wire gave 7624)."""
+    from xce.priority.multifactor import Factors
+
+    weighted = {
+        "AGE": 1000.0,
+        "ASSOC": 0.0,
+        "FAIRSHARE": 5000.0,
+        "JOBSIZE": 291.66666666666663,
+        "PARTITION": 333.3333333333333,
+        "QOS": 1000.0,
+    }
+    f = Factors(0, 0, 0, 0, 0, 0, {}, 0, weighted, {}, 7625, None)
+    assert sprio_row(f)["PRIORITY"] == 7625

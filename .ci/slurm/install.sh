@@ -3,10 +3,10 @@
 # services: the test suite starts its own daemons in a temporary directory.
 set -euo pipefail
 # The daemons (slurmrestd for the site profile; slurmdbd and MariaDB's for the predict
-# profile's accounting), and the client commands the tests run.
+# and priority profiles' accounting), and the client commands the tests run.
 have() { for c in "$@"; do command -v "$c" >/dev/null || return 1; done; }
 if have slurmctld slurmd slurmrestd slurmdbd munged sbatch squeue sinfo scancel scontrol \
-    sdiag sprio sacct sacctmgr mariadbd mariadb-install-db mariadb-admin; then
+    sdiag sprio sshare sacct sacctmgr mariadbd mariadb-install-db mariadb-admin; then
     exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 2; }

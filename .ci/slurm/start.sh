@@ -20,17 +20,31 @@
 #            (n1-n4, tier 1) and prio (n3-n4, g1-g2, tier 2)
 #            (tests/test_real_slurm_predict.py). Its own ports. DIR/pids-accounting
 #            lists slurmdbd and mariadbd, which stop.sh stops after the rest.
+#   priority predict's accounting (its own ports), and multifactor priorities with
+#            every factor xce compares with sprio -l: age, fair share (Fair Tree),
+#            job size, partition and QOS weights, PriorityMaxAge=3, a recalculation
+#            every minute (PriorityCalcPeriod=1), PriorityDecayHalfLife=30; partitions
+#            batch (n1-n4, PriorityJobFactor=1) and prio (n3-n4, g1-g2,
+#            PriorityJobFactor=3), both tier 1; once slurmctld runs, sacctmgr adds
+#            the accounts phys, chem, bio (Fairshare 50, 30, 20), their users
+#            (xce_alice, xce_bob (Fairshare 2) in phys; xce_carol in chem and
+#            phys; xce_dave in chem; xce_erin in bio) and the QOS high (Priority 30;
+#            normal's set to 10) (tests/test_real_slurm_priority.py).
 # Writes DIR/slurm.conf (and DIR/gres.conf), DIR/env (source it for SLURM_CONF) and
 # DIR/pids (one process id a line), which stop.sh reads. Run as root.
 set -euo pipefail
-dir=$(realpath -m "${1:?usage: start.sh DIR [default|site|predict]}")
+dir=$(realpath -m "${1:?usage: start.sh DIR [default|site|predict|priority]}")
 profile=${2:-default}
 case $profile in
     default) port=16817 node_ports=16901-16906 ;;
     site) port=16827 node_ports=16911-16916 ;;
     predict) port=16837 node_ports=16921-16926 db_port=16838 dbd_port=16839 ;;
-    *) echo "start.sh: unknown profile $profile (default, site, predict)" >&2; exit 2 ;;
+    priority) port=16847 node_ports=16931-16936 db_port=16848 dbd_port=16849 ;;
+    *) echo "start.sh: unknown profile $profile (default, site, predict, priority)" >&2
+       exit 2 ;;
 esac
+accounting=0
+case $profile in predict|priority) accounting=1 ;; esac
 mkdir -p "$dir"/{state,spool,log,munge}
 chmod 700 "$dir/munge"
 host=$(hostname -s)
@@ -71,7 +85,7 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 JobCompType=jobcomp/none
 CONF
-if [ "$profile" = predict ]; then
+if [ "$accounting" = 1 ]; then
     cat >> "$dir/slurm.conf" <<CONF
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=$host
@@ -103,6 +117,26 @@ NodeName=n[1-4] NodeHostname=$host CPUs=8 RealMemory=16000 Feature=intel,ib Port
 NodeName=g[1-2] NodeHostname=$host CPUs=16 RealMemory=64000 Feature=amd,gpu Port=[$((first + 4))-$((first + 5))]
 PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=60 PriorityTier=1 PriorityJobFactor=1 State=UP
 PartitionName=prio Nodes=n[3-4],g[1-2] MaxTime=120 PriorityTier=2 PriorityJobFactor=2 State=UP
+CONF
+elif [ "$profile" = priority ]; then
+    # No AccountingStorageEnforce: with limits, slurmctld would also charge usage when
+    # a job ends (priority_p_job_end), between its recalculations, and the usage
+    # captured after a recalculation would no longer be the one it ranked by.
+    cat >> "$dir/slurm.conf" <<CONF
+DebugFlags=Priority
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightFairshare=5000
+PriorityWeightJobSize=2000
+PriorityWeightPartition=1000
+PriorityWeightQOS=3000
+PriorityMaxAge=3
+PriorityCalcPeriod=1
+PriorityDecayHalfLife=30
+NodeName=n[1-4] NodeHostname=$host CPUs=8 RealMemory=16000 Feature=intel,ib Port=[$first-$((first + 3))]
+NodeName=g[1-2] NodeHostname=$host CPUs=16 RealMemory=64000 Feature=amd,gpu Port=[$((first + 4))-$((first + 5))]
+PartitionName=batch Nodes=n[1-4] Default=YES MaxTime=60 PriorityTier=1 PriorityJobFactor=1 State=UP
+PartitionName=prio Nodes=n[3-4],g[1-2] MaxTime=120 PriorityTier=1 PriorityJobFactor=3 State=UP
 CONF
 else
     cat >> "$dir/slurm.conf" <<CONF
@@ -136,7 +170,7 @@ fi
 echo "export SLURM_CONF=$dir/slurm.conf" > "$dir/env"
 export SLURM_CONF=$dir/slurm.conf
 
-if [ "$profile" = predict ]; then
+if [ "$accounting" = 1 ]; then
     # MariaDB in DIR/db, as root, on 127.0.0.1 only (slurmdbd connects over TCP; the
     # socket in DIR is for the set-up below), none of /etc/mysql read (--no-defaults).
     : > "$dir/pids-accounting"
@@ -190,7 +224,9 @@ CONF
     [ "$up" = 1 ] || { echo "start.sh: slurmdbd did not answer; see $dir/log" >&2; exit 1; }
     tee -a "$dir/pids" < "$dir/slurmdbd.pid" >> "$dir/pids-accounting"
     sacctmgr -i add cluster xce >/dev/null
-    sacctmgr -i add account xce Cluster=xce Description=test Organization=xce >/dev/null
+    if [ "$profile" = predict ]; then
+        sacctmgr -i add account xce Cluster=xce Description=test Organization=xce >/dev/null
+    fi
 fi
 
 slurmctld -i -f "$SLURM_CONF"
@@ -212,6 +248,32 @@ done
 if [ "$idle" = 0 ]; then
     echo "start.sh: not all six nodes idle; see $dir/log" >&2
     sinfo -N >&2 || true
+    exit 1
+fi
+if [ "$profile" = priority ]; then
+    # The association tree and QOS, added while slurmctld runs: slurmctld then orders
+    # each account's children as sshare and scontrol show assoc_mgr print them (users
+    # first, then by name), which settles Fair Tree's ties. (Loaded at its start, they
+    # would stay in the database's order until the next change.)
+    sacctmgr -i modify qos normal set Priority=10 >/dev/null
+    sacctmgr -i add qos high Priority=30 >/dev/null
+    sacctmgr -i add account phys,chem,bio Cluster=xce Description=test Organization=xce \
+        >/dev/null
+    sacctmgr -i modify account phys set Fairshare=50 >/dev/null
+    sacctmgr -i modify account chem set Fairshare=30 >/dev/null
+    sacctmgr -i modify account bio set Fairshare=20 >/dev/null
+    sacctmgr -i add user xce_alice Account=phys >/dev/null
+    sacctmgr -i add user xce_bob Account=phys Fairshare=2 >/dev/null
+    sacctmgr -i add user xce_carol Account=chem,phys DefaultAccount=chem >/dev/null
+    sacctmgr -i add user xce_dave Account=chem >/dev/null
+    sacctmgr -i add user xce_erin Account=bio >/dev/null
+    # Until slurmctld has every user association (slurmdbd sends it the changes).
+    for _ in $(seq 100); do
+        [ "$(scontrol show assoc_mgr flags=assoc 2>/dev/null | grep -c 'UserName=xce_')" = 6 ] \
+            && exit 0
+        sleep 0.2
+    done
+    echo "start.sh: slurmctld did not get the associations; see $dir/log" >&2
     exit 1
 fi
 [ "$profile" = site ] || exit 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xce.errors import InputError
-from xce.importers import slurm_flow, slurm_tres, units
+from xce.importers import slurm_flow, slurm_priority, slurm_tres, units
 from xce.importers.hostlist import expand
 from xce.importers.report import ImportReport
 from xce.inputs import MAX_TASKS
@@ -50,6 +50,10 @@ class JobContext:
     priorities: Mapping[tuple[str, str], float] = field(default_factory=dict)
     # host -> what the running jobs mapped so far hold there (slots, mem, GRES)
     charged: dict[str, dict[str, float]] = field(default_factory=dict)
+    # the site runs priority/multifactor: pending jobs get its fields (qos, nice, ...)
+    multifactor: bool = False
+    # job id -> squeue's accrue_time, where set (to date sprio's factors)
+    accrue: dict[str, float] = field(default_factory=dict)
 
 
 def job_state(job: Mapping[str, Any]) -> list[str]:
@@ -201,8 +205,13 @@ def _per_node_mem(job: Mapping[str, Any]) -> tuple[float | None, float | None]:
 def _slots(job: Mapping[str, Any]) -> tuple[int, int, int]:
     """(slots, Slurm tasks, CPUs per task) of a pending job, each checked in range."""
     tasks = units.number(job.get("num_tasks")) or units.number(job.get("tasks"))
-    per_task = units.number(job.get("cpus_per_task")) or 1
+    per_task = units.number(job.get("cpus_per_task"))
     cpus = units.number(job.get("cpus"))
+    if per_task is None and tasks and cpus and cpus > tasks and cpus % tasks == 0:
+        # v0.0.38 prints cpus_per_task null unless a CPU frequency was asked for (it
+        # tests cpu_freq_min): a pending job's cpus (its minimum) are tasks x -c then
+        per_task = cpus // tasks
+    per_task = per_task or 1
     slots = int(tasks * per_task) if tasks else int(cpus or 1)
     if not 1 <= slots <= MAX_TASKS:
         raise ValueError(f"{slots} CPUs is out of range (1 to {MAX_TASKS})")
@@ -221,6 +230,11 @@ def _pending(job: Mapping[str, Any], job_id: str, where: str, ctx: JobContext) -
         entry["submit_time"] = submit
     _flow(job, job_id, entry, where, ctx)
     _also_queues(job, job_id, entry, (slots, ntasks, per_task), where, ctx)
+    if ctx.multifactor:
+        entry.update(slurm_priority.job_fields(job, entry, ctx.now))
+        accrue = units.number(job.get("accrue_time"))
+        if accrue:
+            ctx.accrue[job_id] = accrue
     return entry
 
 

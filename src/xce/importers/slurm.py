@@ -21,6 +21,21 @@ from xce.importers.jobs import JobContext, job_state, map_job
 from xce.importers.report import ImportReport, ImportResult, empty_state
 from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
+from xce.importers.slurm_priority import PriorityInputs, priority_section, qos_priority
+from xce.importers.slurm_priority_text import (
+    is_assoc_mgr_text,
+    is_config_text,
+    is_last_decay_text,
+    is_qos_text,
+    is_sshare_text,
+    read_assoc_mgr,
+    read_config,
+    read_job_factors,
+    read_last_decay,
+    read_qos,
+    read_sprio_ages,
+    read_sshare,
+)
 from xce.importers.slurm_text import (
     is_partition_text,
     is_priority_text,
@@ -72,11 +87,20 @@ def read_slurm_documents(
     for source, text in texts:
         if is_partition_text(text):  # 22.05's scontrol has no --json: its text
             partitions = read_partitions(source, text)
+            factors = read_job_factors(source, text)
+            for part in partitions:
+                if part["name"] in factors:
+                    part["priority_job_factor"] = factors[part["name"]]
             docs.append(SlurmDocument(source, "scontrol", {"partitions": partitions}))
             continue
         if is_priority_text(text):  # sprio has no --json: its per-partition priorities
             rows = read_priorities(source, text)
-            docs.append(SlurmDocument(source, "sprio", {"job_priorities": rows}))
+            ages = read_sprio_ages(source, text)
+            docs.append(SlurmDocument(source, "sprio", {"job_priorities": rows, "ages": ages}))
+            continue
+        text_doc = _priority_text(source, text)
+        if text_doc is not None:
+            docs.append(text_doc)
             continue
         data = parse_json(source, text, strict=True)
         if not isinstance(data, dict):
@@ -97,6 +121,43 @@ def read_slurm_documents(
             raise _error(source, "$", f"none of {', '.join(SECTIONS)} in this Slurm document")
         docs.append(SlurmDocument(source, version, data))
     return docs
+
+
+def _priority_text(source: str, text: str) -> SlurmDocument | None:
+    """The multifactor priority's inputs Slurm prints as text, or None."""
+    readers = (
+        (is_config_text, "slurm_config", read_config),
+        (is_sshare_text, "sshare", read_sshare),
+        (is_assoc_mgr_text, "assoc_mgr", read_assoc_mgr),
+        (is_qos_text, "qos_priorities", read_qos),
+        (is_last_decay_text, "last_decay", read_last_decay),
+    )
+    for test, kind, read in readers:
+        if test(text):
+            return SlurmDocument(source, kind, {kind: read(source, text)})
+    return None
+
+
+def _priority_inputs(docs: list[SlurmDocument], report: ImportReport) -> PriorityInputs:
+    """What the documents give of the multifactor inputs; one of each kind (the first,
+    the rest reported), QOS priorities from the text and from ``/qos``."""
+    inputs = PriorityInputs()
+    for doc in docs:
+        for kind in ("slurm_config", "sshare", "assoc_mgr", "last_decay"):
+            if kind not in doc.data:
+                continue
+            attr = {"slurm_config": "config"}.get(kind, kind)
+            if getattr(inputs, attr) is not None:
+                report.warn("multifactor input given twice (first kept)", doc.source)
+                continue
+            setattr(inputs, attr, (doc.source, doc.data[kind]))
+        inputs.qos.update(doc.data.get("qos_priorities", {}))
+        inputs.ages.update(doc.data.get("ages", {}))
+        for qos in _items(doc, "qos"):
+            named = qos_priority(qos)
+            if named is not None:
+                inputs.qos.setdefault(*named)
+    return inputs
 
 
 def import_slurm(
@@ -131,10 +192,17 @@ def import_slurm(
         for doc in docs
         for row in _items(doc, "job_priorities")
     }
+    inputs = _priority_inputs(docs, report)
     ctx = JobContext(hosts, state, set(), report, start, sockets, features, priorities)
+    ctx.multifactor = inputs.multifactor()
     for doc in docs:
         for i, job in enumerate(_items(doc, "jobs")):
             map_job(doc.source, f"jobs[{i}]", job, ctx)
+    section, multifactor = priority_section(inputs, state, ctx.accrue, start, report)
+    for queue in state["queues"].values():
+        factor = queue.pop("_job_factor", None)
+        if section is not None and factor is not None:
+            queue["priority_job_factor"] = factor
     unattributed(hosts, state, start, report)
     gres = {r for h in state["hosts"] for r in h["resources"] if r != "mem"}
     for name in sorted(gres):
@@ -144,6 +212,10 @@ def import_slurm(
     state["scheduler_resolution"] = SCHEDULER_RESOLUTION
     if any("priority" in job for job in state["jobs"]):
         state["picker"] = "priority"
+    if section is not None:
+        state["priority"] = section
+        if multifactor:
+            state["picker"] = "multifactor"
     return ImportResult.of(state, report)
 
 
@@ -312,6 +384,12 @@ def _queue(part: Mapping[str, Any]) -> dict[str, Any]:
         queue["default_runtime"] = default_minutes * 60
     mode = part.get("preemption_mode")
     queue["_preempt"] = [str(m).upper() for m in mode] if isinstance(mode, list) else []
+    factor = units.number(prio.get("job_factor") if isinstance(prio, Mapping) else
+                          part.get("priority_job_factor"))  # fmt: skip
+    if factor is not None:
+        if not float(factor).is_integer() or factor > 0xFFFF:
+            raise ValueError(f"PriorityJobFactor {factor!r} is not a whole number to 65535")
+        queue["_job_factor"] = int(factor)  # written with a priority section only
     return queue
 
 

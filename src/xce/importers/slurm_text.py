@@ -47,8 +47,11 @@ def is_priority_text(text: str) -> bool:
 
 
 def is_slurm_text(text: str) -> bool:
-    """Whether ``text`` is Slurm text xce reads (scontrol's partitions, sprio's table)."""
-    return is_partition_text(text) or is_priority_text(text)
+    """Whether ``text`` is Slurm text xce reads (scontrol's partitions, sprio's table,
+    and the multifactor inputs of :mod:`.slurm_priority_text`)."""
+    from xce.importers.slurm_priority_text import is_priority_input_text
+
+    return is_partition_text(text) or is_priority_text(text) or is_priority_input_text(text)
 
 
 def read_priorities(source: str, text: str) -> list[dict[str, Any]]:

@@ -24,7 +24,9 @@ recomputed from them in its own order, truncated (:func:`sprio_row`).
   priority over the largest.
 - fairshare: the user association's Fair Tree or classic factor (:mod:`.assoc`) from the
   usage at ``T``: the state's, decayed, plus what running work has used since.
-- tres: ``cpu``: ``c / C``; ``node``: ``m / N``.
+- tres: ``cpu``: ``c`` over the slots of the job's partition; ``node``: ``m`` over its
+  hosts (the hosts tagged ``partition_QUEUE``, as ``xce import slurm`` tags them, else
+  the cluster's); not capped at 1, as Slurm does not.
 
 Priorities are computed at each session's time (Slurm recomputes them every
 ``PriorityCalcPeriod``), once per session for every queue that uses the picker.
@@ -33,6 +35,7 @@ Priorities are computed at each session's time (Slurm recomputes them every
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -103,6 +106,7 @@ class PriorityBook:
         self.max_qos = max([0, *setup.qos.values()])
         self.max_assoc = max([0, *(a.priority for a in tree.nodes.values())])
         self._memo: dict[str, Factors] = {}
+        self._partitions: dict[str, tuple[float, float]] = {}
 
     def factors(self, job: PendingJob) -> Factors:
         got = self._memo.get(job.id)
@@ -134,9 +138,11 @@ class PriorityBook:
         assoc = assoc_prio / self.max_assoc if cfg.assoc and self.max_assoc else 0.0
         fairshare = self.fairshare.get(assoc_key, 0.0) if assoc_key else 0.0
         tres = {}
-        for name in cfg.tres:
-            share = tasks / self.slots if name == "cpu" else nodes / self.hosts
-            tres[name] = min(share, 1.0) if self.slots and self.hosts else 0.0
+        if cfg.tres:
+            part_hosts, part_slots = self._partition_totals(job.queue)
+            for name in cfg.tres:
+                count, total = (tasks, part_slots) if name == "cpu" else (nodes, part_hosts)
+                tres[name] = count / total if total else 0.0  # Slurm does not cap it
         weighted = {
             "AGE": age * cfg.age,
             "ASSOC": assoc * cfg.assoc,
@@ -167,6 +173,21 @@ class PriorityBook:
             _truncate(total),
             assoc_key,
         )
+
+    def _partition_totals(self, queue: str) -> tuple[float, float]:
+        """The hosts and slots of ``queue``'s partition (Slurm's TRES factors divide by
+        the job's partition's totals): the hosts tagged ``partition_QUEUE`` (as ``xce
+        import slurm`` tags them), else the whole cluster's."""
+        got = self._partitions.get(queue)
+        if got is None:
+            hosts = self.state.hosts
+            tag = hosts.tags.get("partition_" + re.sub(r"[^A-Za-z0-9_]", "_", queue))
+            if tag is None:
+                got = (float(self.hosts), self.slots)
+            else:
+                got = (float(tag.sum()), float(np.nansum(hosts.capacity[SLOTS][tag])))
+            self._partitions[queue] = got
+        return got
 
     def _age(self, job: PendingJob) -> float:
         if job.hold:
@@ -208,8 +229,10 @@ def _truncate(total: float) -> int:
 
 
 def _wire(value: float) -> float:
-    """A double as sprio receives it (packed times 10^6, unpacked divided)."""
-    return float(int(value * 1e6)) / 1e6 if math.isfinite(value) else value
+    """A double as sprio receives it: Slurm packs ``value * 10^6`` and unpacks it
+    divided by 10^6, in doubles (checked against a real Slurm 22.05: a sum that lands
+    on an integer keeps it)."""
+    return (value * 1e6) / 1e6 if math.isfinite(value) else value
 
 
 def sprio_row(f: Factors) -> dict[str, str | int]:
