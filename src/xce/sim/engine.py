@@ -30,6 +30,14 @@ finish (resources were freed), a job of a preempting queue is tried even when it
 more slots than are free, and a failed preemption stays failed until something is freed
 (a victim that started since took only free resources).
 
+**Dependencies and think time** (:mod:`xce.sim.flow`, issue 28): a job submitted by
+SWF feedback is submitted when its preceding job ends plus its think time; a job with a
+dependency is given to the core with what it still waits for, updated (``JobUpdated``)
+as the jobs it names start and end, and removed, recorded as never run, when it can
+never hold. Each update counts as freeing resources (a full session follows), and an
+``after:X+M`` item holds at an event of its own (a *wake*), so the shortcuts above stay
+exact: a gate never opens between two events.
+
 **Never silently wrong**: a job that no state of the cluster could ever run is reported
 as unrunnable (:meth:`Simulation._triage`), not looped over; a job still pending when
 nothing is left to happen is reported as never started, with its last pend reason;
@@ -66,9 +74,11 @@ from xce.alloc import (
 from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob
 from xce.core import (
     JobFinished,
+    JobKilled,
     JobPreempted,
     JobStarted,
     JobSubmitted,
+    JobUpdated,
     SchedulerCore,
     SessionStats,
     TimeLimitChanged,
@@ -86,6 +96,7 @@ from xce.core.pickers import (
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.predict import RuntimePredictor
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
+from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
 from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline
 from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
@@ -109,7 +120,7 @@ MIN_INTERVAL = 0.001
 
 SlotArray = npt.NDArray[np.int64]
 
-_FINISH, _SUBMIT, _SESSION, _OUTLIVED = 0, 1, 2, 3
+_FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE = 0, 1, 2, 3, 4
 _SWEEP_CHUNK = 8_192  # events of the end-of-run capacity sweep turned into ints at once
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 PROGRESS_EVERY = 2048
@@ -211,6 +222,8 @@ class Simulation:
             else list(jobs)
         )
         self._check_ids()
+        # who waits for whom (xce.sim.flow); None: no job does
+        self.flow, flow_warnings = check_flow(self.jobs)
         empty = replace(cluster, jobs=())
         check_backfill_with(self.options.backfill_with, self.options.predictor)
         self._predictions = (
@@ -303,7 +316,8 @@ class Simulation:
         self._one_level: tuple[int, bool] | None = None
         self._all_monotone: tuple[int, bool] | None = None  # see _incremental
         self.stats = SimStats()
-        self.warnings = self._caveats()  # known before the run (xce.sim.caveats)
+        # known before the run (xce.sim.caveats, xce.sim.flow)
+        self.warnings = self._caveats() + flow_warnings
         # the replay's progress (see _begin_run)
         self._run_started = 0.0
         self._run_total = 0
@@ -386,8 +400,10 @@ class Simulation:
         self._run_started = time.perf_counter()
         self._records = RecordTable(self.jobs, self.core.hosts.names)
         self._index = {j.id: i for i, j in enumerate(self.jobs)}
+        flow = self.flow
         for job in self.jobs:
-            self._push(job.submit, _SUBMIT, job.id)
+            if flow is None or not flow.deferred(job.id):
+                self._push(job.submit, _SUBMIT, job.id)
         for r in self.core.state.reservations:  # a window opening or closing changes plans
             for edge in (r.start, r.end):
                 if math.isfinite(edge):
@@ -470,12 +486,20 @@ class Simulation:
                 f"the simulation ended with jobs still pending: {stuck}; "
                 f"a full session starts {result.dispatched[0].job}"
             )
+        flow = self.flow
         for decision in result.pending:
             job = self.jobs[self._index[decision.job]]
             info = decision.info
-            why = f"never started: pending when the run ended ({info.reason.value}: {info.message})"
+            message = f"{info.reason.value}: {info.message}"
+            held = flow.held_why(job.id) if flow is not None else None
+            if held is not None:  # held by the replay (xce.sim.flow), not by the state
+                message = f"DEPENDENCY: {held}"
+            why = f"never started: pending when the run ended ({message})"
             self._records.never(self._index[job.id], why)
             self._ended += 1
+        if flow is not None:  # what waits for them never runs either
+            for decision in result.pending:
+                self._apply_flow(flow.never(decision.job, self._now))
 
     def _push(self, at: float, kind: int, job_id: str) -> int:
         seq = self._seq
@@ -530,6 +554,9 @@ class Simulation:
                 self._submit(self.jobs[self._index[job_id]])
             elif kind == _OUTLIVED:
                 self._outlived(job_id, now)
+            elif kind == _WAKE:
+                assert self.flow is not None
+                self._apply_flow(self.flow.wake(job_id, now))
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
@@ -579,7 +606,18 @@ class Simulation:
         if why is not None:
             self._records.never(self._index[job.id], why)
             self._ended += 1
+            if self.flow is not None:
+                self._apply_flow(self.flow.never(job.id, self._now))
             return
+        changes: Changes | None = None
+        if self.flow is not None:
+            view, changes = self.flow.submitted(job.id, self._now)
+            if isinstance(view, str):  # its dependency can never hold
+                self._records.never(self._index[job.id], view)
+                self._ended += 1
+                self._apply_flow(changes)
+                return
+            pending = _waiting(pending, view)
         core = self.core
         if self._predictions is not None:
             predicted = self._predictions.submitted(pending)
@@ -595,6 +633,65 @@ class Simulation:
         self._queues_seen.add(job.queue)
         if volatile:
             self._volatile.add(job.id)
+        if changes:
+            self._apply_flow(changes)
+
+    # --- dependencies and think time (xce.sim.flow) -------------------------------------
+    def _apply_flow(self, changes: Changes) -> None:
+        """What a submission, start, end or wake changed for the jobs that wait for
+        others: the doomed removed and recorded, the waiting told their dependency anew,
+        the jobs fed back queued at their submit times, the wakes queued."""
+        for job_id, why in changes.doomed.items():
+            self._doom(job_id, why)
+        for job_id, view in changes.views.items():
+            if job_id not in changes.doomed:
+                self._update_dependency(job_id, view)
+        for at, job_id in changes.submits:
+            i = self._index[job_id]
+            self.jobs[i] = replace(self.jobs[i], submit=at)  # the replay's submit time
+            self._push(at, _SUBMIT, job_id)
+        for at, job_id in changes.wakes:
+            self._push(at, _WAKE, job_id)
+
+    def _doom(self, job_id: str, why: str) -> None:
+        """A job whose dependency can never hold (or that is never submitted) never runs:
+        recorded so, and removed from the core (it waited at a gate: it charged nothing
+        and held no queue, so no other decision changes)."""
+        i = self._index[job_id]
+        if self._records.written(i):
+            return  # recorded already (still pending when the run ended)
+        if self.core.pending(job_id) is not None:
+            self.core.apply(JobKilled(job_id, self._now))
+            if self._shadow is not None:
+                self._shadow.core.apply(JobKilled(job_id, self._now))
+            self._unqueue(self.jobs[i])
+            self._new = [j for j in self._new if j.id != job_id]
+            self._freed = True
+        self._records.never(i, why)
+        self._ended += 1
+
+    def _update_dependency(self, job_id: str, view: View) -> None:
+        """Tell the core (and a shadow core) what a pending job still waits for; a full
+        session follows (the shortcuts may not assume it still pends)."""
+        cores = [self.core] + ([self._shadow.core] if self._shadow is not None else [])
+        for core in cores:
+            current = core.pending(job_id)
+            if current is None:
+                raise InternalError(f"job {job_id}: its dependency changed, but it is not pending")
+            core.apply(JobUpdated(_waiting(current, view)))
+        updated = self.core.pending(job_id)
+        assert updated is not None
+        self._queued[updated.queue][job_id] = updated
+        self._new = [updated if j.id == job_id else j for j in self._new]
+        self._freed = True
+
+    def _unqueue(self, job: SimJob) -> None:
+        """``job`` is no longer pending (started, or removed)."""
+        queued = self._queued[job.queue]
+        del queued[job.id]
+        if not queued:
+            del self._queued[job.queue]
+        self._volatile.discard(job.id)
 
     def _triage(self, job: PendingJob) -> tuple[str | None, bool]:
         """Why no state of the cluster could ever run ``job`` (None: some state could),
@@ -651,6 +748,8 @@ class Simulation:
             self._records.extras(i, times, lost, job_id in self._backfilled, planned, ahead)
             self._ended += 1
             self._steps += 1
+            if self.flow is not None:  # killed at its requested time: ended unsuccessfully
+                self._apply_flow(self.flow.ended(job_id, not (job.failed or killed), now))
 
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
@@ -887,7 +986,9 @@ class Simulation:
         a task takes a slot, and the job is reached only if all of those started: such a
         job that pends holds its queue; one subject to a limit may pend ``LIMIT``
         and hold nothing). It would pend, for resources, and become its queue's head: the
-        queue is marked so at once and the job is not tried."""
+        queue is marked so at once and the job is not tried. A job waiting at a gate (a
+        dependency: xce.sim.flow) is always tried and never counted among those before
+        a job: it neither starts nor holds the queue, so the jobs behind it are reached."""
         core = self.core
         self._new.clear()
         self._freed = False
@@ -908,6 +1009,11 @@ class Simulation:
                 hold = holds.get(queue)
                 if hold is not None and hold.blocker(job) is not None:
                     continue  # waits behind a job held by a limit
+                if job.gated:  # at a gate it holds nobody and takes nothing: tried, not
+                    batch.append(job)  # counted ahead of the jobs behind it
+                    if len(batch) == _BATCH:
+                        break
+                    continue
                 fewest = self._fewest_tasks(job)
                 limited = bool(self._limits) and self._limited(job)
                 before = ahead.get(queue, 0)
@@ -1044,11 +1150,7 @@ class Simulation:
                 self._shadow.started(decision.job, decision.allocation, now)
         except EventError as err:  # a session decision that does not fit is a bug
             raise InternalError(str(err)) from err
-        self._volatile.discard(job.id)
-        queued = self._queued[job.queue]
-        del queued[job.id]
-        if not queued:
-            del self._queued[job.queue]
+        self._unqueue(job)
         self._dirty = True
         self._started_since = True
         self._busy += decision.allocation.slots
@@ -1077,6 +1179,8 @@ class Simulation:
             outlives = self._predictions.started(job, now)
             if outlives is not None and outlives < now + duration:
                 self._outlive_at(outlives, job.id)
+        if self.flow is not None:
+            self._apply_flow(self.flow.started(job.id, now))
 
 
 def _alloc_options(fast_paths: bool) -> AllocOptions:
@@ -1118,7 +1222,7 @@ def _pending(job: SimJob, order: int = 0) -> PendingJob:
     """``job`` as the core's pending job; ``order`` is its place in arrival order (the
     core numbers arrivals itself; the plain replay gives its own)."""
     tasks = job.tasks or 1
-    return PendingJob(
+    pending = PendingJob(
         job.id,
         job.user,
         job.queue,
@@ -1132,6 +1236,15 @@ def _pending(job: SimJob, order: int = 0) -> PendingJob:
         job.tasks is not None,
         requested_time=job.requested_time,
     )
+    # its dependency is the replay's to tell (xce.sim.flow); its name, for singleton
+    return pending if job.name is None else replace(pending, name=job.name)
+
+
+def _waiting(job: PendingJob, view: View) -> PendingJob:
+    """``job`` as the core sees it while it waits for other jobs (xce.sim.flow)."""
+    if view.dependency is None and not view.hold and job.dependency is None and not job.hold:
+        return job
+    return replace(job, dependency=view.dependency, hold=view.hold)
 
 
 def _requirement_error(job: SimJob, err: InputError) -> InputError:

@@ -10,6 +10,8 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
+from xce.cluster.jobflow import Dependency
+
 __all__ = [
     "BSLD_TAU",
     "HostColumn",
@@ -27,7 +29,9 @@ BSLD_TAU = 10.0
 
 @dataclass(frozen=True, slots=True)
 class SimJob:
-    """One job of a workload: when it arrives, what it asks for, how long it runs."""
+    """One job of a workload: when it arrives, what it asks for, how long it runs. In a
+    replay's records, a job submitted by feedback (``preceding``) has the replay's
+    submit time."""
 
     id: str
     submit: float
@@ -39,6 +43,15 @@ class SimJob:
     resreq: str = ""
     requested_time: float | None = None  # the user's walltime estimate, if known
     partition: str | None = None  # kept from SWF traces; not used for placement
+    # issue 28 (xce.sim.flow): what it waits for, in Slurm's --dependency syntax, naming
+    # other jobs of the workload; its name (for singleton); whether it ends unsuccessfully
+    # (afterok/afternotok); and SWF feedback: submitted ``think`` seconds after job
+    # ``preceding`` ends (fields 17 and 18) instead of at ``submit``
+    dependency: Dependency | None = None
+    name: str | None = None
+    failed: bool = False
+    preceding: str | None = None
+    think: float = 0.0
     # where the job was written (a jobs file, its line), for errors found later
     source: str | None = field(default=None, compare=False, repr=False)
     line: int | None = field(default=None, compare=False, repr=False)

@@ -4,7 +4,8 @@ plain workloads (issue 15).
 A replay is *plain* when every job asks for slots alone (a fixed task count; no select,
 ``order[]``, ``rusage``, ``span``, ``same``, affinity or compute units: one primary of one
 alternative) and nothing but free slots can keep a job out: no limits, no advance
-reservations, no work running when the replay begins, builtin allocator plugins only,
+reservations, no work running when the replay begins, no job waiting for another (no
+dependency, no SWF feedback: :mod:`xce.sim.flow`), builtin allocator plugins only,
 sessions at every event time (no ``interval``), and every queue's picker declares
 ``monotone_in_session`` (it offers jobs first come, first served) or offers its own
 order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``). The engine asks the
@@ -79,6 +80,8 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     if not (options.fast_paths and options.plain_replay) or options.interval is not None:
         return None
     if options.predictor is not None:  # predictions move plans (xce.sim.predicted)
+        return None
+    if sim.flow is not None:  # jobs wait for other jobs (xce.sim.flow): not plain
         return None
     if options.allocators or not sim.allocators.builtin_only():
         return None

@@ -7,6 +7,16 @@ runtime = run time (field 4); requested time (field 9) is the walltime estimate;
 (12), group (13 → project), queue (15) and partition (16) ids become names; requested
 memory (field 10, KB per processor) becomes ``rusage[mem=MB]`` when asked for.
 
+Feedback (issue 28, :mod:`xce.sim.flow`): field 17 is the preceding job's number (-1 or
+0: none) and field 18 the think time in seconds (-1, unknown: 0); the replay submits such
+a job think-time seconds after its preceding job ends. Field 11, the status, says whether
+a job ended successfully: 1 completed and 3 (the last part of a job run in parts)
+completed are successes, 0 failed, 4 (the last part) failed and 5 cancelled are failures;
+2 (a part to be continued) and -1 (unknown) count as successes (``SimJob.failed``, read
+by ``afterok`` and ``afternotok`` dependencies). A preceding job that is the job itself or
+comes later in the trace is an error at field 17 (``lenient``: the field is ignored, and
+counted).
+
 What cannot be simulated is skipped and counted by reason (no processor count, no run
 time). A malformed line is an :class:`~xce.errors.InputError` naming the file and line,
 unless ``lenient`` (then it is skipped and counted too): not 18 fields, a field that is
@@ -29,7 +39,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from xce.errors import InputError, clip_around
@@ -48,6 +58,8 @@ file): a processor count of 10^18 is malformed, not a job to try."""
 
 _FIELDS = 18
 _CHUNK = 1 << 13  # bytes read at a time: a failed read loses at most this much
+_IGNORED = "preceding job not before it (field 17 ignored)"
+_FAILED = (0.0, 4.0, 5.0)  # status (field 11): failed, last part failed, cancelled
 _HEADER_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime", "TimeZoneString")
 
 
@@ -136,6 +148,8 @@ def read_swf(
     trace = SwfTrace(source)
     last_submit = float("-inf")
     seen: dict[str, int] = {}  # job id -> its line
+    # a preceding job not read yet -> (index, line, text) of each job that named it
+    named: dict[str, list[tuple[int, int, str]]] = {}
     for number, raw in _lines(source):
         line = raw.strip()
         if not line:
@@ -162,6 +176,8 @@ def read_swf(
             ) from None
         last_submit = values[1]
         job = _job(values, memory, source, number)
+        if not isinstance(job, str):
+            job = _preceding(job, line, number, trace, lenient)
         if isinstance(job, str):
             trace.skipped[job] += 1
         elif job.id in seen:
@@ -175,10 +191,57 @@ def read_swf(
                 )
             trace.skipped["duplicate job id"] += 1
         else:
+            _note_preceding(job, line, number, seen, named, trace, lenient)
             seen[job.id] = number
             trace.jobs.append(job)
             trace.waits.append(values[2])
     return trace
+
+
+def _preceding(job: SimJob, line: str, number: int, trace: SwfTrace, lenient: bool) -> SimJob:
+    """``job`` with its preceding job (field 17) checked: not the job itself (an error at
+    the field; ``lenient``: the field ignored, and counted)."""
+    if job.preceding != job.id:
+        return job
+    if lenient:
+        trace.skipped[_IGNORED] += 1
+        return replace(job, preceding=None, think=0.0)
+    raise InputError(
+        f"job {job.id}: its preceding job (field 17) is the job itself",
+        source=trace.source,
+        line=number,
+        column=_field_column(line, 17),
+        text=line,
+    )
+
+
+def _note_preceding(
+    job: SimJob,
+    line: str,
+    number: int,
+    seen: dict[str, int],
+    named: dict[str, list[tuple[int, int, str]]],
+    trace: SwfTrace,
+    lenient: bool,
+) -> None:
+    """Before ``job`` (line ``number``) is kept: a job of an earlier line that named it as
+    its preceding job is an error at that line's field 17 (a job follows one before it;
+    ``lenient``: those fields ignored, and counted); ``job``'s own preceding job, if not
+    read yet, is noted (by the index ``job`` gets)."""
+    for index, earlier, text in named.pop(job.id, ()):
+        if not lenient:
+            raise InputError(
+                f"the preceding job (field 17) is job {job.id}, which comes later "
+                f"(line {number}): a job can only follow one before it",
+                source=trace.source,
+                line=earlier,
+                column=_field_column(text, 17),
+                text=text,
+            )
+        trace.skipped[_IGNORED] += 1
+        trace.jobs[index] = replace(trace.jobs[index], preceding=None, think=0.0)
+    if job.preceding is not None and job.preceding not in seen:
+        named.setdefault(job.preceding, []).append((len(trace.jobs), number, line))
 
 
 def _header(trace: SwfTrace, line: str, number: int) -> None:
@@ -259,6 +322,9 @@ def _job(v: list[float], memory: bool, source: str, line: int) -> SimJob | str:
         resreq=resreq,
         requested_time=v[8] if v[8] > 0 else None,
         partition=_name("p", v[15], "") or None,
+        failed=v[10] in _FAILED,
+        preceding=str(int(v[16])) if v[16] > 0 else None,
+        think=max(v[17], 0.0) if v[16] > 0 else 0.0,
         source=source,
         line=line,
     )
@@ -282,7 +348,8 @@ def _number_of(name: str, prefix: str, numbers: dict[str, int]) -> int:
 def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, workload: str) -> None:
     """The replayed schedule in the Standard Workload Format (version 2.2): one line per
     job in workload order, with the wait (field 3) and run time (4) of the replay and
-    status 1; a job that never ran has wait and run time -1 and status 0. Ids, users,
+    status 1; a job that never ran has wait and run time -1 and status 0. A job fed back
+    from a preceding job keeps fields 17 and 18 (its submit time is the replay's). Ids, users,
     groups, queues and partitions read from an SWF trace keep their numbers; other
     names are numbered in a header note. Times are whole seconds when they are whole."""
     numbers: dict[str, dict[str, int]] = {"u": {}, "g": {}, "q": {}, "p": {}, "id": {}}
@@ -290,7 +357,7 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
     for r in records:
         job = r.job
         ran = r.start is not None and r.end is not None
-        jid = int(job.id) if job.id.isdigit() else _number_of(job.id, "\0", numbers["id"])
+        jid = _job_number(job.id, numbers["id"])
         fields = [
             jid,
             job.submit,
@@ -308,8 +375,8 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
             -1,
             _number_of(job.queue, "q", numbers["q"]),
             _number_of(job.partition, "p", numbers["p"]) if job.partition else -1,
-            -1,
-            -1,
+            _job_number(job.preceding, numbers["id"]) if job.preceding is not None else -1,
+            job.think if job.preceding is not None else -1,
         ]
         lines.append(" ".join(_swf_number(f) for f in fields))
     header = [
@@ -329,6 +396,11 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
             shown = name.replace("\n", " ")
             header.append(f"; Note: {what} {number} is {shown!r}")
     path.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
+
+
+def _job_number(job_id: str, numbers: dict[str, int]) -> int:
+    """A job's SWF number: its id when that is a number, else one of its own."""
+    return int(job_id) if job_id.isdigit() else _number_of(job_id, "\0", numbers)
 
 
 def _swf_number(value: float) -> str:

@@ -2,7 +2,10 @@
 
 A jobs file is the ``jobs`` list of a state file (design §4) where every job also has a
 ``runtime`` (and may have a ``requested_time``): ``{"jobs": [...]}`` in YAML or JSON,
-or one job object per line in JSONL. Errors name the file, the path and the line.
+or one job object per line in JSONL. Errors name the file, the path and the line. A job's
+``dependency`` (Slurm's syntax) and ``name`` are a state file's; ``failed: true`` (a
+jobs file's own key, :mod:`xce.sim.jobkeys`) says it ends unsuccessfully (issue 28:
+:mod:`xce.sim.flow`).
 
 Every requirement is parsed, and its task counts bound, when the file is loaded: a bad
 one is an error at its line, with a caret under the column. Given the cluster's catalog,
@@ -31,6 +34,8 @@ from xce.cluster import (
 from xce.errors import InputError, clip
 from xce.inputs import read_input_text
 from xce.sim.files import SYNTHETIC
+from xce.sim.flow import FlowError, check_flow
+from xce.sim.jobkeys import as_written, take_failed, take_failed_item
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
@@ -104,7 +109,9 @@ def is_swf(path: str) -> bool:
     return path.endswith((".swf", ".swf.gz"))
 
 
-def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) -> SimJob:
+def _sim_job(
+    job: PendingJob, source: str, where: str, line: int | None = None, failed: bool = False
+) -> SimJob:
     if job.runtime is None:
         raise InputError(
             f"job {clip(job.id)!r} needs a runtime to be simulated", source=source, path=where
@@ -137,6 +144,9 @@ def _sim_job(job: PendingJob, source: str, where: str, line: int | None = None) 
         project=job.project,
         resreq=job.resreq,
         requested_time=job.requested_time,
+        dependency=job.dependency,
+        name=job.name,
+        failed=failed,
         source=source,
         line=line,
     )
@@ -158,14 +168,35 @@ def load_jobs_file(
     if source.endswith(".jsonl"):
         return _jsonl(text, source, check)
     fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
-    state = state_from_text(text, source, fmt, check_resreq=check)
+    written, (text, failed) = text, take_failed(text, source)
     try:
-        return [_sim_job(j, source, f"jobs[{i}]") for i, j in enumerate(state.jobs)]
+        state = state_from_text(text, source, fmt, check_resreq=check)
+    except InputError as err:
+        if text is written:
+            raise
+        raise as_written(err, written, text) from None
+    try:
+        jobs = [
+            _sim_job(j, source, f"jobs[{i}]", failed=failed.get(i, False))
+            for i, j in enumerate(state.jobs)
+        ]
+        check_flow(jobs)  # who waits for whom, now that the lines can still be told
+    except FlowError as err:
+        index = next(i for i, j in enumerate(jobs) if j is err.job)
+        raise _at_job(err, index, text, written, len(jobs)) from None
     except InputError as err:
         index = int((err.path or "jobs[0]").split("[")[1].split("]")[0])
-        lines = _lines_of_jobs(text, len(state.jobs))  # slow (PyYAML): only for an error
-        line = lines[index] if lines else None
-        raise err.located(line=line, text=text.split("\n")[line - 1] if line else None) from None
+        raise _at_job(err, index, text, written, len(state.jobs)) from None
+    return jobs
+
+
+def _at_job(err: InputError, index: int, text: str, written: str, count: int) -> InputError:
+    """``err`` at the line where job ``index`` starts (``text`` as read, ``written`` as
+    the file has it)."""
+    lines = _lines_of_jobs(text, count)  # slow (PyYAML): only for an error
+    line = lines[index] if lines else None
+    shown = written.split("\n")[line - 1] if line else None
+    return err.located(line=line, text=shown)
 
 
 def _lines_of_jobs(text: str, count: int) -> list[int] | None:
@@ -190,12 +221,12 @@ def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        item = _json_line(line, source, number)
+        item, failed = take_failed_item(_json_line(line, source, number), source, number, line)
         try:
             state = state_from_dict({"jobs": [item]}, source, check_resreq=check)
         except InputError as err:
             raise _jsonl_error(err, line, item, number, source) from None
-        job = _sim_job(state.jobs[0], source, f"line {number}", number)
+        job = _sim_job(state.jobs[0], source, f"line {number}", number, failed)
         first = seen.setdefault(job.id, number)
         if first != number:
             raise InputError(
@@ -206,6 +237,7 @@ def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
                 text=line,
             )
         jobs.append(job)
+    check_flow(jobs)  # (its errors name the job's line)
     return jobs
 
 
@@ -277,7 +309,9 @@ JOBS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 def job_to_dict(job: SimJob) -> dict[str, Any]:
     """A job as an entry of a jobs file: the state-file job keys plus ``runtime`` and
-    ``requested_time``; ``tasks`` left out when the requirement fixes it."""
+    ``requested_time``; ``tasks`` left out when the requirement fixes it; ``dependency``,
+    ``name`` and ``failed`` only when set. (SWF feedback has no jobs-file key: a replay
+    of the file submits such a job at its submit time.)"""
     entry: dict[str, Any] = {
         "id": int(job.id) if job.id.isdigit() and str(int(job.id)) == job.id else job.id,
         "user": job.user,
@@ -291,6 +325,12 @@ def job_to_dict(job: SimJob) -> dict[str, Any]:
     entry["runtime"] = _number(job.runtime)
     if job.requested_time is not None:
         entry["requested_time"] = _number(job.requested_time)
+    if job.dependency is not None:
+        entry["dependency"] = job.dependency.text
+    if job.name is not None:
+        entry["name"] = job.name
+    if job.failed:
+        entry["failed"] = True
     return entry
 
 
