@@ -150,3 +150,35 @@ def test_easy_with_predictions_agrees_with_the_reference_job_for_job(config: str
         made = default_predictors().make(predictor) if predictor else None
         ref = ReferenceEasy(trace.jobs, total, made).run()
         assert ours == ref.starts, predictor
+
+
+class Zero(Learner):
+    """Predicts every job 0 s (at most its limit)."""
+
+    name = "zero"
+
+    def fresh(self, option: str | None = None) -> Zero:
+        return Zero()
+
+    def predict(self, job: Asked) -> float:
+        return min(max(0.0, job.elapsed), job.limit)
+
+
+@pytest.mark.parametrize("mode", ["requested", "predicted"])
+def test_a_prediction_of_zero_seconds_is_raised_and_the_replay_ends(mode: str) -> None:
+    """A job predicted 0 s that runs on (no requested time: its limit is unbounded)
+    outlives its prediction at its start; it is raised through the ladder (not left at
+    0 for ever, which looped at one instant) and the replay ends, deciding as without a
+    predictor (requested) or backfilling around it (predicted)."""
+    jobs = [
+        SimJob("a", 0.0, 500.0, 1),
+        SimJob("b", 1.0, 10.0, 2, requested_time=20.0),
+        SimJob("c", 2.0, 5.0, 1, requested_time=5.0),
+    ]
+    options = SimOptions(backfill="easy", plain_replay=False, predictor=Zero(), backfill_with=mode)
+    result = Simulation(uniform_cluster(2, 1), jobs, options).run()
+    verify(result, jobs)
+    assert all(r.start is not None for r in result.records)
+    if mode == "requested":
+        plain = Simulation(uniform_cluster(2, 1), jobs, SimOptions(backfill="easy")).run()
+        assert [r.start for r in result.records] == [r.start for r in plain.records]

@@ -41,7 +41,7 @@ from xce.core import (
     SchedulerCore,
     TimeLimitChanged,
 )
-from xce.errors import InputError
+from xce.errors import InputError, InternalError
 from xce.predict import Asked, FinishedJob, RuntimePredictor, default_predictors, raised
 from xce.sim.model import SimJob
 
@@ -94,11 +94,17 @@ class Predictions:
             return None
         start, said, _ = run
         limit = self._limit(job)
-        asked = Asked(job.id, job.user, limit, None, job.queue, job.tasks or 1, now - start)
+        # it is still running at its predicted end, so it has outlived it even when that
+        # end is its start (a prediction of 0 s): never ask with elapsed 0, which
+        # ``raised`` reads as a job that has not run (and would leave 0: for ever)
+        ran = max(now - start, math.ulp(max(now - start, 1.0)))
+        asked = Asked(job.id, job.user, limit, None, job.queue, job.tasks or 1, ran)
         new = raised(said, asked)
         if new >= limit:
             del self.runs[job.id]
             return job.requested_time, None
+        if start + new <= now:  # a raise must move the prediction past the time run
+            raise InternalError(f"job {job.id!r}: its prediction was raised to {new} s only")
         self.runs[job.id] = (start, said, new)
         return new, start + new
 
