@@ -55,6 +55,7 @@ __all__ = [
     "FairsharePicker",
     "FcfsPicker",
     "JobPicker",
+    "ListCursor",
     "Pick",
     "PickerRegistry",
     "PickerTraits",
@@ -234,7 +235,7 @@ def _fcfs_key(job: PendingJob) -> tuple[float, int]:
     return (job.submit_time, job.order)
 
 
-class _ListCursor:
+class ListCursor:
     """Jobs in a fixed order (``key``: submit time, then arrival order)."""
 
     needs_feedback = False
@@ -267,7 +268,7 @@ class FcfsPicker:
     blocks_queue_at_head = False
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
-        return _ListCursor(jobs)
+        return ListCursor(jobs)
 
 
 _NOT_A_HEAD = frozenset(
@@ -363,7 +364,7 @@ class QueueHold:
         self._memo.clear()
 
 
-class _StrictCursor(_ListCursor):
+class _StrictCursor(ListCursor):
     needs_feedback = True
 
     def __init__(self, jobs: Sequence[PendingJob], limits: Sequence[Limit]) -> None:
@@ -542,7 +543,7 @@ def priority_key(job: PendingJob) -> tuple[float, float, int]:
     return (-(job.priority or 0.0), job.submit_time, job.order)
 
 
-class _PriorityCursor(_ListCursor):
+class _PriorityCursor(ListCursor):
     """Jobs by :func:`priority_key`; queues of equal priority merge by the same key."""
 
     merge_key = staticmethod(priority_key)

@@ -41,9 +41,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from xce.alloc import Decision
 from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
-from xce.core.pickers import Pick
+from xce.core.pickers import ListCursor
 from xce.errors import InputError
 from xce.priority.assoc import Key
 from xce.priority.config import config_from_mapping, slurm_conf_settings
@@ -256,26 +255,13 @@ def sprio_row(f: Factors) -> dict[str, str | int]:
     return row
 
 
-class _Cursor:
-    """A queue's jobs by the session's multifactor priority."""
-
-    needs_feedback = False
+class _Cursor(ListCursor):
+    """A queue's jobs by the session's multifactor priority; queues of one priority
+    merge by it too."""
 
     def __init__(self, jobs: Sequence[PendingJob], book: PriorityBook) -> None:
+        super().__init__(jobs, book.key)
         self.merge_key = book.key
-        self._jobs = sorted(jobs, key=book.key)
-        self._i = 0
-
-    def peek(self) -> Pick | None:
-        return Pick(self._jobs[self._i]) if self._i < len(self._jobs) else None
-
-    def pop(self) -> Pick | None:
-        pick = self.peek()
-        self._i += 1
-        return pick
-
-    def feedback(self, pick: Pick, decision: Decision) -> None:
-        return None
 
 
 class MultifactorPicker:
