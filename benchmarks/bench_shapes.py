@@ -51,10 +51,13 @@ WAIT_GAP_S = 1e-6  # xce and AccaSim mean waits must agree to this
 POLICIES = (
     ("fcfs", "fcfs", None, False),
     ("fairshare", "fairshare", None, False),
+    ("multifactor", "multifactor", None, False),  # on the priority study's site
+    ("lsf-fairshare", "lsf-fairshare", None, False),
     ("fcfs+easy", "fcfs", "easy", False),
     ("fcfs+conservative", "fcfs", "conservative", False),
     ("fcfs+preemption", "fcfs", None, True),
 )
+PRIORITY_OVER_FAIRSHARE = 2.0  # issue 28: multifactor's wall within 2x of fairshare's
 LANL = "LANL-CM5-1994-4.1-cln.swf.gz"
 LANL_WALL_BUDGET_S = 4.0
 LANL_MEMORY_BUDGET_MB = 150
@@ -129,6 +132,7 @@ def _xce(
     jobs: int | None = None,
     backfill: str | None = None,
     preempt: bool = False,
+    site_priority: bool = False,
 ) -> dict[str, Any]:
     """One replay in a fresh process (``run_xce_sim.py``; bench_sim.run_xce has no
     ``--cores``)."""
@@ -140,6 +144,8 @@ def _xce(
         cmd += ["--jobs", str(jobs)]
     if preempt:
         cmd.append("--preempt")
+    if site_priority:
+        cmd.append("--site-priority")
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.splitlines()[-15:])
@@ -169,13 +175,31 @@ def shape(path: Path, hosts: int, slots: int, n: int, zero: int) -> list[Result]
     ]
     runs = {"strict": strict}
     for policy, picker, backfill, preempt in POLICIES:  # each the median of XCE_RUNS too
+        site = picker in ("multifactor", "lsf-fairshare")  # weights, accounts, shares
         runs[policy] = _median(
             [
-                _xce(path, hosts, slots, picker, backfill=backfill, preempt=preempt)
+                _xce(
+                    path,
+                    hosts,
+                    slots,
+                    picker,
+                    backfill=backfill,
+                    preempt=preempt,
+                    site_priority=site,
+                )
                 for _ in range(XCE_RUNS)
             ]
         )
         out.append(Result(f"{label}, {policy}: xce jobs/s", _rate(runs[policy]), "jobs/s"))
+    for policy in ("multifactor", "lsf-fairshare"):
+        out.append(
+            Result(
+                f"{label}, {policy}: wall over fairshare's",
+                runs[policy]["wall_s"] / runs["fairshare"]["wall_s"],
+                "x",
+                at_most=PRIORITY_OVER_FAIRSHARE,
+            )
+        )
     if not available() or os.environ.get("XCE_BENCH_NO_ACCASIM"):
         return out
     theirs = run_accasim(path, hosts, slots)

@@ -39,6 +39,12 @@ def main() -> int:
         help="two queues: every 4th job in 'high' (priority 10, preempts 'low'), the rest "
         "in 'low'; preemptor lowest_priority_first",
     )
+    parser.add_argument(
+        "--site-priority",
+        action="store_true",
+        help="give the cluster the priority study's site (benchmarks/priority_study.py: "
+        "every SWF group an account, its users under it; Fair Tree), for multifactor",
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     trace = read_swf(args.workload, limit=args.jobs)
@@ -52,6 +58,10 @@ def main() -> int:
         cluster = uniform_cluster(args.nodes, args.cores, queues=queues)
         jobs = [replace(j, queue="high" if k % 4 == 0 else "low") for k, j in enumerate(jobs)]
         options = replace(options, single_queue=False, preemptor="lowest_priority_first")
+    if args.site_priority:
+        from priority_study import site
+
+        cluster = site(cluster, jobs, "FAIR_TREE")
     sim = Simulation(cluster, jobs, options)
     began, cpu_began = time.perf_counter(), time.process_time()
     result = sim.run()

@@ -35,7 +35,9 @@ What a driver may skip is part of the picker, never inferred from its name: a pi
 declares ``monotone_in_session`` and ``blocks_queue_at_head`` (:class:`JobPicker`, read
 with :func:`picker_traits`); ``fcfs`` declares the first, ``strict`` both, ``fairshare``
 neither. A picker whose order is neither but follows only the slots users hold
-(``fairshare``) may offer :class:`PlainOrder` for the simulator's plain replay.
+(``fairshare``) may offer :class:`PlainOrder` for the simulator's plain replay, and one
+that follows the session's time and the state's usage books (``multifactor``,
+``lsf-fairshare``) :class:`ClockedPlainOrder`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from xce.errors import InputError
 
 __all__ = [
     "ClockedPicker",
+    "ClockedPlainOrder",
     "FairsharePicker",
     "FcfsPicker",
     "JobPicker",
@@ -61,10 +64,13 @@ __all__ = [
     "PickerTraits",
     "PlainCursor",
     "PlainOrder",
+    "PlainSession",
     "PriorityPicker",
     "QueueCursor",
     "QueueHold",
+    "RunningWork",
     "StrictPicker",
+    "clocked_plain_order",
     "default_pickers",
     "fairshare_priority",
     "held_slots",
@@ -215,6 +221,70 @@ def plain_order(picker: JobPicker) -> PlainOrder | None:
     return picker if isinstance(picker, PlainOrder) else None
 
 
+class RunningWork(Protocol):
+    """What a :class:`ClockedPlainOrder` may read of one running job (a
+    :class:`~xce.cluster.RunningJob` is one)."""
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def project(self) -> str: ...
+
+    @property
+    def queue(self) -> str: ...
+
+    @property
+    def start_time(self) -> float: ...
+
+    @property
+    def slots(self) -> float: ...
+
+    @property
+    def requested_time(self) -> float | None: ...
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PlainSession:
+    """One session of the plain replay as a :class:`ClockedPlainOrder` sees it: the
+    replay's cluster (``state``: its hosts, queues and ``priority`` section, whose usage
+    books hold what the work ended so far used; its own ``running`` and ``jobs`` are
+    empty), the work running at the session (in the order it started) and the session's
+    time. One object per session: an order may keep what it computes for it by identity."""
+
+    state: ClusterState
+    running: Sequence[RunningWork]
+    now: float
+
+
+@runtime_checkable
+class ClockedPlainOrder(Protocol):
+    """Optional extension of a :class:`ClockedPicker` whose order depends on the state
+    only through its time, its running work and its ``priority`` section's usage books
+    (``multifactor``, ``lsf-fairshare``), for the simulator's plain replay
+    (:mod:`xce.sim.plain`), which keeps those and nothing else of a state.
+
+    ``start_plain_at(queue, jobs, session)`` returns a fresh :class:`PlainCursor` over
+    ``jobs`` (some of the queue's pending jobs, in arrival order) that offers them in
+    exactly the order ``start_at(queue, jobs, state, session.now)`` would, for a state
+    that is ``session.state`` with ``session.running`` as its running work, when every
+    decision is a dispatch reported through ``started`` or a pending decision. A cursor
+    whose :class:`QueueCursor` twin has a ``merge_key`` has the same one (the replay
+    merges queues of one priority by it, as the session does).
+
+    The promise is :class:`PlainOrder`'s: leaving out of ``jobs`` any job that would not
+    start this session does not change the order of the others."""
+
+    def start_plain_at(
+        self, queue: Queue, jobs: Sequence[PendingJob], session: PlainSession
+    ) -> PlainCursor: ...
+
+
+def clocked_plain_order(picker: JobPicker) -> ClockedPlainOrder | None:
+    """``picker`` as a :class:`ClockedPlainOrder`, if it offers ``start_plain_at``."""
+    return picker if isinstance(picker, ClockedPlainOrder) else None
+
+
 @dataclass(frozen=True, slots=True)
 class PickerTraits:
     """What a picker promises a driver (see :class:`JobPicker`); False unless declared."""
@@ -236,7 +306,8 @@ def _fcfs_key(job: PendingJob) -> tuple[float, int]:
 
 
 class ListCursor:
-    """Jobs in a fixed order (``key``: submit time, then arrival order)."""
+    """Jobs in a fixed order (``key``: submit time, then arrival order); a
+    :class:`QueueCursor`, and a :class:`PlainCursor` too."""
 
     needs_feedback = False
 
@@ -257,6 +328,18 @@ class ListCursor:
         return pick
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
+        return None
+
+    # as a PlainCursor: the order is fixed, so a dispatch changes nothing
+    def peek_job(self) -> PendingJob | None:
+        return self._jobs[self._i] if self._i < len(self._jobs) else None
+
+    def pop_job(self) -> PendingJob | None:
+        job = self.peek_job()
+        self._i += 1
+        return job
+
+    def started(self, job: PendingJob, slots: float) -> None:
         return None
 
 

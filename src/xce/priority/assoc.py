@@ -84,12 +84,32 @@ class AssocTree:
             self.parent[a.key] = up
             self.children[up].append(a.key)
         self._check_acyclic()
+        self._ancestors: dict[Key, tuple[Key, ...]] = {}
         self.users = [k for k in self.nodes if k[1] is not None]
         self.default_account = _default_accounts(self.users)
         self._level = {
             a: sum(self.nodes[k].shares for k in kids) for a, kids in self.children.items()
         }
         self._norm = {k: self._norm_of(k) for k in self.nodes}
+        # per account: its children as Fair Tree scores them (S, is an account, tree
+        # order, key), so a ranking does no lookups but the usage's
+        self._scored = {
+            a: [(self._norm[k], k[1] is None, i, k) for i, k in enumerate(kids)]
+            for a, kids in self.children.items()
+        }
+        # per account whose subtree is one chain down to one user: that user (Fair Tree
+        # visits such an account's one child with the account's own tie, down to it)
+        self._chain: dict[str, Key] = {}
+        for account in self.children:
+            at = account
+            while len(self.children.get(at, ())) == 1:
+                (only,) = self.children[at]
+                if only[1] is not None:
+                    self._chain[account] = only
+                    break
+                at = only[0]
+        self.max_priority = max([0, *(a.priority for a in self.nodes.values())])
+        self._classic_order, self._classic_shares = self._classic_tree()
 
     def _check_acyclic(self) -> None:
         for key in self.nodes:
@@ -102,14 +122,17 @@ class AssocTree:
                 up = self.parent.get(at)
                 at = (up, None) if up is not None else None
 
-    def ancestors(self, key: Key) -> list[Key]:
+    def ancestors(self, key: Key) -> tuple[Key, ...]:
         """``key`` and every account above it, up to and including root."""
-        out = [key]
-        up = self.parent.get(key)
-        while up is not None:
-            out.append((up, None))
-            up = self.parent.get((up, None))
-        return out
+        got = self._ancestors.get(key)
+        if got is None:
+            out = [key]
+            up = self.parent.get(key)
+            while up is not None:
+                out.append((up, None))
+                up = self.parent.get((up, None))
+            got = self._ancestors[key] = tuple(out)
+        return got
 
     def association_of(self, user: str, account: str) -> Key | None:
         """The user association a job of ``user`` charging ``account`` runs under: that
@@ -162,27 +185,30 @@ class AssocTree:
             return {}
         factors: dict[Key, float] = {}
         counters = [count, count]  # rank, rank-no-ties
-
-        def level_fs(key: Key) -> float:
-            s = self.norm_shares(key)
-            if s == 0:
-                return 0.0
-            up = self.parent.get(key)
-            parent_usage = usage.get((up, None), 0.0) if up is not None else 0.0
-            u = usage.get(key, 0.0) / parent_usage if parent_usage > 0 else 0.0
-            return s / u if u > 0 else math.inf
+        scored_kids, chain = self._scored, self._chain
+        inf = math.inf
 
         def visit(account: str, tied_above: bool) -> None:
-            kids = self.children.get(account, [])
-            scored = [(level_fs(k), k[1] is None, i, k) for i, k in enumerate(kids)]
-            scored.sort(key=lambda t: (-t[0], t[1], t[2]))  # users first on a tie; stable
+            parent_usage = usage.get((account, None), 0.0)
+            scored: list[tuple[float, bool, int, Key]] = []
+            for s, is_account, i, key in scored_kids.get(account, ()):
+                if s == 0:
+                    fs = 0.0
+                else:
+                    u = usage.get(key, 0.0) / parent_usage if parent_usage > 0 else 0.0
+                    fs = s / u if u > 0 else inf
+                scored.append((-fs, is_account, i, key))  # LevelFS high first
+            scored.sort()  # users first on a tie, then tree order (i is unique)
             previous: float | None = None
-            for n, (fs, is_account, _, key) in enumerate(scored):
-                tied = (n == 0 and tied_above) or (previous is not None and fs == previous)
-                previous = fs
+            for n, (minus_fs, is_account, _, key) in enumerate(scored):
+                tied = (n == 0 and tied_above) or (previous is not None and minus_fs == previous)
+                previous = minus_fs
                 if is_account:
-                    visit(key[0], tied)
-                    continue
+                    only = chain.get(key[0])
+                    if only is None:
+                        visit(key[0], tied)
+                        continue
+                    key = only  # its one child, and that one's, tied as it: its user
                 if not tied:
                     counters[0] = counters[1]
                 factors[key] = counters[0] / count
@@ -195,33 +221,40 @@ class AssocTree:
         """Each user association's classic fair-share factor."""
         root_usage = usage.get((ROOT, None), 0.0)
         effective: dict[Key, float] = {}
-        shares: dict[Key, float] = {}
+        for key, account, raw, level in self._classic_order:
+            un = min(usage.get(key, 0.0) / root_usage, 1.0) if root_usage > 0 else 0.0
+            if account == ROOT:
+                effective[key] = un
+            elif level > 0:
+                up = effective[(account, None)]
+                effective[key] = un + (up - un) * raw / level
+            else:
+                effective[key] = effective[(account, None)]
+        out: dict[Key, float] = {}
+        shares = self._classic_shares
+        for key in self.users:
+            s = shares.get(key, 0.0)
+            out[key] = 2.0 ** (-(effective.get(key, 0.0) / s) / dampening) if s > 0 else 0.0
+        return out
 
-        def norm_usage(key: Key) -> float:
-            return min(usage.get(key, 0.0) / root_usage, 1.0) if root_usage > 0 else 0.0
+    def _classic_tree(self) -> tuple[list[tuple[Key, str, float, float]], dict[Key, float]]:
+        """The classic formula's walk (every association below root, each after its
+        parent: key, parent account, raw shares, its level's shares) and each one's
+        shares down its path, which do not depend on usage."""
+        order: list[tuple[Key, str, float, float]] = []
+        shares: dict[Key, float] = {}
 
         def visit(account: str, path_share: float) -> None:
             for key in self.children.get(account, []):
                 level = self.level_shares(key)
                 local = self.nodes[key].shares / level if level > 0 else 0.0
                 shares[key] = path_share * local
-                un = norm_usage(key)
-                if account == ROOT:
-                    effective[key] = un
-                elif level > 0:
-                    up = effective[(account, None)]
-                    effective[key] = un + (up - un) * self.nodes[key].shares / level
-                else:
-                    effective[key] = effective[(account, None)]
+                order.append((key, account, self.nodes[key].shares, level))
                 if key[1] is None:
                     visit(key[0], shares[key])
 
         visit(ROOT, 1.0)
-        out: dict[Key, float] = {}
-        for key in self.users:
-            s = shares.get(key, 0.0)
-            out[key] = 2.0 ** (-(effective.get(key, 0.0) / s) / dampening) if s > 0 else 0.0
-        return out
+        return order, shares
 
 
 def run_usage(slots: float, start: float, end: float, decay: float) -> float:
@@ -267,13 +300,20 @@ class UsageBook:
         used = run_usage(slots, max(start, self.since), end, self.decay)
         if used <= 0:
             return
+        book, decay = self._book, self.decay
         for k in self.tree.ancestors(key):
-            self._book[k] = (self._at(k, end) + used, end)
+            value, when = book.get(k, (0.0, end))  # as _at
+            book[k] = ((value * decay ** max(end - when, 0.0) if value else 0.0) + used, end)
 
     def at(self, t: float, running: Iterable[tuple[Key | None, float, float]]) -> dict[Key, float]:
         """Every association's raw usage at ``t``, with ``running`` work (association,
         slots, start) charged up to ``t``."""
-        out = {k: self._at(k, t) for k in self.tree.nodes}
+        out = dict.fromkeys(self.tree.nodes, 0.0)
+        decay = self.decay
+        for k, (value, when) in self._book.items():  # as _at, without a lookup
+            if value:
+                elapsed = t - when
+                out[k] = value * decay**elapsed if elapsed > 0 else value  # (decay**0 is 1)
         for key, slots, start in running:
             if key is None:
                 continue

@@ -39,11 +39,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xce.alloc import Decision, Dispatched
 from xce.cluster import ClusterState, PendingJob, Queue
-from xce.core.pickers import Pick
+from xce.core.pickers import Pick, PlainSession, RunningWork
 from xce.errors import InputError
+
+if TYPE_CHECKING:
+    from xce.priority.setup import PrioritySetup
 
 __all__ = ["LsfConfig", "LsfFairsharePicker", "LsfUsage", "lsf_config"]
 
@@ -277,8 +281,21 @@ class _Cursor:
 
     def feedback(self, pick: Pick, decision: Decision) -> None:
         if isinstance(decision, Dispatched):
-            for node in self._users.get(pick.job.user, ()):
-                node.load.slots += decision.allocation.slots
+            self.started(pick.job, decision.allocation.slots)
+
+    # as a PlainCursor
+    def peek_job(self) -> PendingJob | None:
+        leaf = self._best(self._root)
+        return leaf.jobs[leaf.next] if leaf is not None else None
+
+    def pop_job(self) -> PendingJob | None:
+        pick = self.pop()
+        return pick.job if pick is not None else None
+
+    def started(self, job: PendingJob, slots: float) -> None:
+        """``job``, just taken, started holding ``slots``: its accounts' job slots."""
+        for node in self._users.get(job.user, ()):
+            node.load.slots += slots
 
 
 class LsfFairsharePicker:
@@ -294,27 +311,46 @@ class LsfFairsharePicker:
     def start_at(
         self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState, now: float
     ) -> _Cursor:
-        setup = state.priority
-        cfg = setup.lsf if setup is not None and setup.lsf is not None else LsfConfig()
-        book = setup.lsf_usage if setup is not None else None
-        loads = _user_loads(queue.name, state, book, now)
-        users = sorted({j.user for j in jobs} | set(loads))
-        root = _Node("", 1.0)
-        holders: dict[str, list[_Node]] = {}
-        _build(root, dict(queue.shares), users, cfg, holders, [])
-        for job in sorted(jobs, key=lambda j: (j.submit_time, j.order)):
-            for node in holders.get(job.user, [])[:1]:
-                node.jobs.append(job)
-        for user, nodes in holders.items():
-            load = loads.get(user)
-            if load is not None:
-                for node in _with_ancestors(nodes, root):
-                    node.load.add(load)
-        return _Cursor(root, {u: _with_ancestors(n, root) for u, n in holders.items()}, cfg)
+        return _cursor(queue, jobs, state.priority, state.running, now)
+
+    def start_plain_at(
+        self, queue: Queue, jobs: Sequence[PendingJob], session: PlainSession
+    ) -> _Cursor:
+        # the accounts' priorities follow the usage books, the running work and the
+        # session's dispatches, never the pending jobs; within an account the order is
+        # FCFS, so a job left out that would not start leaves the others' order
+        # (ClockedPlainOrder's promise)
+        return _cursor(queue, jobs, session.state.priority, session.running, session.now)
+
+
+def _cursor(
+    queue: Queue,
+    jobs: Sequence[PendingJob],
+    setup: PrioritySetup | None,
+    running: Iterable[RunningWork],
+    now: float,
+) -> _Cursor:
+    """The queue's share tree over ``jobs``, loaded with the usage and ``running``."""
+    cfg = setup.lsf if setup is not None and setup.lsf is not None else LsfConfig()
+    book = setup.lsf_usage if setup is not None else None
+    loads = _user_loads(queue.name, running, book, now)
+    users = sorted({j.user for j in jobs} | set(loads))
+    root = _Node("", 1.0)
+    holders: dict[str, list[_Node]] = {}
+    _build(root, dict(queue.shares), users, cfg, holders, [])
+    for job in sorted(jobs, key=lambda j: (j.submit_time, j.order)):
+        for node in holders.get(job.user, [])[:1]:
+            node.jobs.append(job)
+    for user, nodes in holders.items():
+        load = loads.get(user)
+        if load is not None:
+            for node in _with_ancestors(nodes, root):
+                node.load.add(load)
+    return _Cursor(root, {u: _with_ancestors(n, root) for u, n in holders.items()}, cfg)
 
 
 def _user_loads(
-    queue: str, state: ClusterState, book: LsfUsage | None, now: float
+    queue: str, running: Iterable[RunningWork], book: LsfUsage | None, now: float
 ) -> dict[str, _Load]:
     loads: dict[str, _Load] = {}
     if book is not None:
@@ -323,7 +359,7 @@ def _user_loads(
             loads.setdefault(user, _Load()).add(_Load(cpu=past, history=past))
     since = book.since if book is not None else -math.inf
     decay = book.decay if book is not None else 1.0
-    for run in state.running:
+    for run in running:
         if run.queue != queue:
             continue
         slots = float(run.slots)

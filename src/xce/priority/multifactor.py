@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from xce.cluster import SLOTS, ClusterState, PendingJob, Queue
-from xce.core.pickers import ListCursor
+from xce.core.pickers import ListCursor, PlainSession, RunningWork
 from xce.errors import InputError
 from xce.priority.assoc import Key
 from xce.priority.config import config_from_mapping, slurm_conf_settings
@@ -52,6 +52,7 @@ __all__ = [
     "Factors",
     "MultifactorPicker",
     "PriorityBook",
+    "SiteTotals",
     "sprio_row",
 ]
 
@@ -80,17 +81,26 @@ class PriorityBook:
     """The priorities of one session: the fair-share factors at its time, computed
     once, and each job's factors on demand (memoised)."""
 
-    def __init__(self, state: ClusterState, setup: PrioritySetup, now: float) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        setup: PrioritySetup,
+        now: float,
+        running: Iterable[RunningWork] | None = None,
+        site: SiteTotals | None = None,
+    ) -> None:
+        """``running``: the work running at ``now`` (default: the state's); ``site``:
+        the state's totals, when a caller keeps them across sessions."""
         self.state = state
         self.setup = setup
         self.now = now
         cfg = setup.config
         tree = setup.tree
-        running = [
+        work = [
             (tree.association_of(r.user, r.project), float(r.slots), r.start_time)
-            for r in state.running
+            for r in (state.running if running is None else running)
         ]
-        self.usage = setup.usage.at(now, running)
+        self.usage = setup.usage.at(now, work)
         if cfg.fairshare:
             if cfg.fair_tree:
                 self.fairshare = tree.fair_tree(self.usage)
@@ -98,14 +108,11 @@ class PriorityBook:
                 self.fairshare = tree.classic(self.usage, cfg.dampening)
         else:
             self.fairshare = {}
-        self.hosts = state.hosts.n
-        self.slots = float(np.nansum(state.hosts.capacity[SLOTS]))
-        factors = [q.priority_job_factor for q in state.queues.values()]
-        self.max_partition = max([1, *factors])
-        self.max_qos = max([0, *setup.qos.values()])
-        self.max_assoc = max([0, *(a.priority for a in tree.nodes.values())])
+        self.site = site if site is not None else SiteTotals(state, setup)
+        self.hosts, self.slots = self.site.hosts, self.site.slots
+        self.max_partition = self.site.max_partition
+        self.max_qos, self.max_assoc = self.site.max_qos, self.site.max_assoc
         self._memo: dict[str, Factors] = {}
-        self._partitions: dict[str, tuple[float, float]] = {}
 
     def factors(self, job: PendingJob) -> Factors:
         got = self._memo.get(job.id)
@@ -138,7 +145,7 @@ class PriorityBook:
         fairshare = self.fairshare.get(assoc_key, 0.0) if assoc_key else 0.0
         tres = {}
         if cfg.tres:
-            part_hosts, part_slots = self._partition_totals(job.queue)
+            part_hosts, part_slots = self.site.partition_totals(job.queue)
             for name in cfg.tres:
                 count, total = (tasks, part_slots) if name == "cpu" else (nodes, part_hosts)
                 tres[name] = count / total if total else 0.0  # Slurm does not cap it
@@ -172,21 +179,6 @@ class PriorityBook:
             _truncate(total),
             assoc_key,
         )
-
-    def _partition_totals(self, queue: str) -> tuple[float, float]:
-        """The hosts and slots of ``queue``'s partition (Slurm's TRES factors divide by
-        the job's partition's totals): the hosts tagged ``partition_QUEUE`` (as ``xce
-        import slurm`` tags them), else the whole cluster's."""
-        got = self._partitions.get(queue)
-        if got is None:
-            hosts = self.state.hosts
-            tag = hosts.tags.get("partition_" + re.sub(r"[^A-Za-z0-9_]", "_", queue))
-            if tag is None:
-                got = (float(self.hosts), self.slots)
-            else:
-                got = (float(tag.sum()), float(np.nansum(hosts.capacity[SLOTS][tag])))
-            self._partitions[queue] = got
-        return got
 
     def _age(self, job: PendingJob) -> float:
         if job.hold:
@@ -223,6 +215,45 @@ class PriorityBook:
         return min(max(size, 0.0), 1.0)
 
 
+class SiteTotals:
+    """What the factors divide by, which does not change between sessions of one state:
+    the cluster's hosts and slots, each partition's, and the largest partition, QOS and
+    association priorities."""
+
+    def __init__(self, state: ClusterState, setup: PrioritySetup) -> None:
+        self.state = state
+        self.hosts = state.hosts.n
+        self.slots = float(np.nansum(state.hosts.capacity[SLOTS]))
+        factors = [q.priority_job_factor for q in state.queues.values()]
+        self.max_partition = max([1, *factors])
+        self.max_qos = max([0, *setup.qos.values()])
+        self.max_assoc = setup.tree.max_priority
+        self._partitions: dict[str, tuple[float, float]] = {}
+
+        self._of = (state.hosts, state.queues, setup.qos, setup.tree)
+
+    def same(self, state: ClusterState, setup: PrioritySetup) -> bool:
+        """Whether these are ``state``'s totals too (the same hosts, queues, QOS and
+        associations: a replay's states share them)."""
+        of = (state.hosts, state.queues, setup.qos, setup.tree)
+        return all(a is b for a, b in zip(of, self._of, strict=True))
+
+    def partition_totals(self, queue: str) -> tuple[float, float]:
+        """The hosts and slots of ``queue``'s partition (Slurm's TRES factors divide by
+        the job's partition's totals): the hosts tagged ``partition_QUEUE`` (as ``xce
+        import slurm`` tags them), else the whole cluster's."""
+        got = self._partitions.get(queue)
+        if got is None:
+            hosts = self.state.hosts
+            tag = hosts.tags.get("partition_" + re.sub(r"[^A-Za-z0-9_]", "_", queue))
+            if tag is None:
+                got = (float(self.hosts), self.slots)
+            else:
+                got = (float(tag.sum()), float(np.nansum(hosts.capacity[SLOTS][tag])))
+            self._partitions[queue] = got
+        return got
+
+
 def _truncate(total: float) -> int:
     return int(min(max(total, 1.0), _MAX))
 
@@ -257,7 +288,8 @@ def sprio_row(f: Factors) -> dict[str, str | int]:
 
 class _Cursor(ListCursor):
     """A queue's jobs by the session's multifactor priority; queues of one priority
-    merge by it too."""
+    merge by it too. Also the plain replay's cursor (a ``ListCursor`` is a
+    ``PlainCursor``): the order is fixed at the session's start."""
 
     def __init__(self, jobs: Sequence[PendingJob], book: PriorityBook) -> None:
         super().__init__(jobs, book.key)
@@ -280,6 +312,8 @@ class MultifactorPicker:
         self, overrides: Mapping[str, object] | None = None, name: str | None = None
     ) -> None:
         self._book: tuple[ClusterState, float, PriorityBook] | None = None
+        self._plain: tuple[PlainSession, PriorityBook] | None = None
+        self._site: SiteTotals | None = None  # kept while the states share their hosts
         self._overrides = dict(overrides or {})
         self._config: tuple[PrioritySetup, PrioritySetup] | None = None  # given, configured
         if name is not None:
@@ -319,15 +353,16 @@ class MultifactorPicker:
         held = self._book
         if held is not None and held[0] is state and held[1] == now:
             return held[2]
-        setup = state.priority
-        if setup is None:
-            raise InputError(
-                "the multifactor picker needs the state's priority section "
-                "(weights, and associations for fair share: docs/priority.md)"
-            )
-        book = PriorityBook(state, self._setup(setup), now)
+        setup = self._setup(_priority_of(state))
+        book = PriorityBook(state, setup, now, site=self._site_of(state, setup))
         self._book = (state, now, book)
         return book
+
+    def _site_of(self, state: ClusterState, setup: PrioritySetup) -> SiteTotals:
+        site = self._site
+        if site is None or not site.same(state, setup):
+            site = self._site = SiteTotals(state, setup)
+        return site
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> _Cursor:
         return self.start_at(queue, jobs, state, state.session_time())
@@ -336,3 +371,28 @@ class MultifactorPicker:
         self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState, now: float
     ) -> _Cursor:
         return _Cursor(jobs, self.book(state, now))
+
+    def start_plain_at(
+        self, queue: Queue, jobs: Sequence[PendingJob], session: PlainSession
+    ) -> _Cursor:
+        # a job's priority depends on the session's time, the usage books and the
+        # running work, never on the other pending jobs: leaving out a job that would
+        # not start leaves the others' order (ClockedPlainOrder's promise)
+        held = self._plain
+        if held is None or held[0] is not session:
+            state = session.state
+            setup = self._setup(_priority_of(state))
+            book = PriorityBook(
+                state, setup, session.now, session.running, self._site_of(state, setup)
+            )
+            held = self._plain = (session, book)
+        return _Cursor(jobs, held[1])
+
+
+def _priority_of(state: ClusterState) -> PrioritySetup:
+    if state.priority is None:
+        raise InputError(
+            "the multifactor picker needs the state's priority section "
+            "(weights, and associations for fair share: docs/priority.md)"
+        )
+    return state.priority

@@ -48,6 +48,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,7 +58,15 @@ from xce.alloc.outcome import _same_slots
 from xce.alloc.request import PreparedPrimary, prepare_requirement
 from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
 from xce.cluster.schema import MAX_NUMBER
-from xce.core.pickers import PlainCursor, PlainOrder, picker_traits, plain_order
+from xce.core.pickers import (
+    ClockedPlainOrder,
+    PlainCursor,
+    PlainOrder,
+    PlainSession,
+    clocked_plain_order,
+    picker_traits,
+    plain_order,
+)
 from xce.errors import InputError, InternalError, clip
 from xce.sim.handoff import CoreHandoff
 from xce.sim.model import RecordTable, SimJob, Timeline
@@ -71,6 +80,7 @@ IntArray = npt.NDArray[np.int64]
 HostArray = npt.NDArray[np.unsignedinteger[Any]]  # host indices, smallest type
 # hosts in claim order (None: a run of consecutive hosts), slots, lowest host, host count
 Placed = tuple[HostArray | None, IntArray, int, int]
+Order = PlainOrder | ClockedPlainOrder  # a picker's own order of its queue's jobs
 _FIRST_CHUNK = 64  # hosts scanned before growing chunks (see _Free.first)
 
 
@@ -100,17 +110,23 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         return None
     queues = sorted({j.queue for j in sim.jobs})
     strict: list[bool] = []
-    orders: list[PlainOrder | None] = []  # a picker's own order (not monotone)
+    orders: list[Order | None] = []  # a picker's own order (not monotone)
     for name in queues:
         picker = sim.picker_registry.get(core.picker_name(name))
         traits = picker_traits(picker)
-        order = None if traits.monotone_in_session else plain_order(picker)
-        if not traits.monotone_in_session and order is None:
-            return None
+        order: Order | None = None
+        if not traits.monotone_in_session:
+            order = plain_order(picker) or clocked_plain_order(picker)
+            if order is None:
+                return None
         strict.append(traits.blocks_queue_at_head)
         orders.append(order)
     planning = [core.backfill_for(name).plans for name in queues]
     preempting = any(q.preempts for q in state.queues.values())
+    clocked = any(isinstance(o, ClockedPlainOrder) for o in orders)
+    if clocked and (any(planning) or preempting):
+        # the core's usage books would miss the work that never reached it (handoff)
+        return None
     return PlainReplay(
         sim, capacity, tasks, queues, strict, verdicts, orders, planning, preempting=preempting
     )
@@ -375,7 +391,7 @@ class PlainReplay:
         queues: list[str],
         strict: list[bool],
         verdicts: dict[int, str | None],
-        orders: list[PlainOrder | None],
+        orders: list[Order | None],
         planning: list[bool] | None = None,
         *,
         preempting: bool = False,
@@ -396,6 +412,26 @@ class PlainReplay:
             [q for q, at in enumerate(self.level_of) if at == lv] for lv in range(len(priorities))
         ]
         self.orders = orders
+        # per queue: its order follows the slots its users hold (PlainOrder), or the
+        # session's time and the usage books (ClockedPlainOrder)
+        self.by_slots = [o if isinstance(o, PlainOrder) else None for o in orders]
+        self.by_books = [o if isinstance(o, ClockedPlainOrder) else None for o in orders]
+        self.holds = [o is not None for o in self.by_slots]
+        # per level: every queue's picker is one order, whose cursors then merge by its
+        # merge key when they have one (as the core's session merges them)
+        self.keyed = [
+            orders[qs[0]] is not None and all(orders[q] is orders[qs[0]] for q in qs)
+            for qs in self.level_queues
+        ]
+        # orders that follow the session's time and the usage books (ClockedPlainOrder):
+        # the replay keeps a copy of the state's priority books and charges them as the
+        # core does, and the work running, in the order it started
+        self.clocked = any(o is not None for o in self.by_books)
+        setup = state.priority.copy() if self.clocked and state.priority is not None else None
+        self.books = replace(state, running=(), jobs=(), priority=setup) if self.clocked else state
+        self.work: dict[int, _Work] = {}  # running jobs (clocked orders), by start
+        self.view: PlainSession | None = None  # the session's, made when first asked
+        self.started_now: list[int] = []  # jobs started in this session (clocked orders)
         # a level with a queue whose picker has an order of its own (PlainOrder) merges
         # its queues' cursors; of the others, a level whose queues are all strict keeps
         # each queue's jobs apart (a session tries only the queues' heads), and the rest
@@ -480,7 +516,7 @@ class PlainReplay:
         ends = self.ends
         running = self.running
         space = self.space
-        queue_of, orders = self.queue_of, self.orders
+        queue_of, holds, clocked = self.queue_of, self.holds, self.clocked
         ended = step_count = nxt = 0
         progress = sim.progress
         every = engine.PROGRESS_EVERY
@@ -498,8 +534,10 @@ class PlainReplay:
                         continue  # preempted: this end was cancelled
                     t0, placed, step, killed = running.pop(i)
                     n = tasks[i]
-                    if orders[queue_of[i]] is not None:
+                    if holds[queue_of[i]]:
                         self._hold(i, -n)
+                    if clocked:
+                        self._charge(i, t0, now)
                     space.release(placed, n)
                     self.busy -= n
                     starts[i], finishes[i] = t0, now
@@ -584,8 +622,11 @@ class PlainReplay:
         ):
             duration, killed = job.requested_time, True
         self.running[i] = (now, placed, self.steps, killed)
-        if self.orders[self.queue_of[i]] is not None:
+        if self.holds[self.queue_of[i]]:
             self._hold(i, self.tasks[i])
+        if self.clocked:
+            self.work[i] = _Work(job, now, float(self.tasks[i]))
+            self.started_now.append(i)
         heapq.heappush(self.ends, (now + duration, self.steps, i))
         self.steps += 1
         self.busy += self.tasks[i]
@@ -608,8 +649,10 @@ class PlainReplay:
         requeues it)."""
         t0, placed, _, _ = self.running.pop(i)  # its end, still queued, is now cancelled
         n = self.tasks[i]
-        if self.orders[self.queue_of[i]] is not None:
+        if self.holds[self.queue_of[i]]:
             self._hold(i, -n)
+        if self.clocked:  # (a clocked order is never replayed with preemption)
+            raise InternalError("the plain replay preempted under a clocked order")
         self.space.release(placed, n)
         self.busy -= n
         self.freed = True
@@ -706,6 +749,8 @@ class PlainReplay:
         holds the rest of that queue."""
         space, tasks, queue_of, strict = self.space, self.tasks, self.queue_of, self.strict
         place = space.place
+        self.view = None
+        self.started_now.clear()
         for lv, level in enumerate(self.levels):
             if self.all_strict[lv]:
                 self._strict_level(lv, now)
@@ -773,7 +818,7 @@ class PlainReplay:
             ((q, jobs),) = offered.items()
             started = self._one_queue(q, jobs, now, held)
         elif offered:
-            started = self._merged(offered, now, held)
+            started = self._merged(offered, now, held, self.keyed[lv])
         else:
             started = []
         if len(started) == len(level):
@@ -794,12 +839,31 @@ class PlainReplay:
             job = self.pending_jobs[at] = self.make_pending(self.sim.jobs[i], at)
         return job
 
-    def _cursor(self, q: int, jobs: list[int]) -> PlainCursor:
-        order = self.orders[q]
+    def _cursor(self, q: int, jobs: list[int], now: float) -> PlainCursor:
         offered = [self._job(i) for i in jobs]
-        if order is None:
-            return _InArrival(offered)
-        return order.start_plain(self.queue_objects[q], offered, self.held_slots[q])
+        by_slots, by_books = self.by_slots[q], self.by_books[q]
+        if by_slots is not None:
+            return by_slots.start_plain(self.queue_objects[q], offered, self.held_slots[q])
+        if by_books is not None:
+            return by_books.start_plain_at(self.queue_objects[q], offered, self._view(now))
+        return _InArrival(offered)
+
+    def _view(self, now: float) -> PlainSession:
+        """The session as a clocked order sees it: the work running at its start."""
+        view = self.view
+        if view is None:
+            fresh = set(self.started_now)
+            running = [w for i, w in self.work.items() if i not in fresh]
+            view = self.view = PlainSession(self.books, running, now)
+        return view
+
+    def _charge(self, i: int, start: float, end: float) -> None:
+        """Job ``i`` ran from ``start`` to ``end``: charged to the priority books (as
+        the core's JobFinished does) and no longer running."""
+        work = self.work.pop(i)
+        setup = self.books.priority
+        if setup is not None:
+            setup.charge(work.user, work.project, work.queue, work.slots, start, end)
 
     def _one_queue(self, q: int, jobs: list[int], now: float, held: set[int]) -> list[int]:
         """The jobs of the one queue offering any, in its cursor's order; those started."""
@@ -816,7 +880,7 @@ class PlainReplay:
             elif self.strict[q]:
                 held.add(q)
             return started
-        cursor = self._cursor(q, jobs)
+        cursor = self._cursor(q, jobs, now)
         by_arrival = self.by_arrival
         while True:
             job = cursor.pop_job()
@@ -838,17 +902,21 @@ class PlainReplay:
                 held.add(q)
                 return started
 
-    def _merged(self, offered: dict[int, list[int]], now: float, held: set[int]) -> list[int]:
-        """The jobs of several queues, their cursors merged; those started."""
+    def _merged(
+        self, offered: dict[int, list[int]], now: float, held: set[int], keyed: bool
+    ) -> list[int]:
+        """The jobs of several queues, their cursors merged (``keyed``: one picker's
+        cursors, merged by their merge key if they have one); those started."""
         space, tasks, strict = self.space, self.tasks, self.strict
         # queues by name, as the core's session takes them
-        live = [(q, self._cursor(q, offered[q])) for q in sorted(offered)]
+        live = [(q, self._cursor(q, offered[q], now)) for q in sorted(offered)]
+        merge = getattr(live[0][1], "merge_key", None) if keyed else None
         started: list[int] = []
         while live:
             if space.total == 0:  # every job left pends: a strict queue's next one holds it
                 held.update(q for q, _ in live if strict[q])
                 break
-            k = self._next_queue(live) if len(live) > 1 else 0
+            k = self._next_queue(live, merge) if len(live) > 1 else 0
             if k < 0:
                 break
             q, cursor = live[k]
@@ -871,10 +939,14 @@ class PlainReplay:
         return started
 
     @staticmethod
-    def _next_queue(live: list[tuple[int, PlainCursor]]) -> int:
-        """Which of the ``live`` cursors offers the job submitted first (-1: none has
-        a job left; the exhausted ones are dropped)."""
-        best: tuple[float, int] | None = None
+    def _next_queue(
+        live: list[tuple[int, PlainCursor]],
+        merge: Callable[[PendingJob], tuple[float, ...]] | None = None,
+    ) -> int:
+        """Which of the ``live`` cursors offers the job that comes first: by ``merge``
+        (the cursors' merge key), else submitted first (-1: none has a job left; the
+        exhausted ones are dropped)."""
+        best: tuple[float, ...] | None = None
         chosen = -1
         k = 0
         while k < len(live):
@@ -882,7 +954,7 @@ class PlainReplay:
             if job is None:
                 live.pop(k)
                 continue
-            key = (job.submit_time, job.order)
+            key = (job.submit_time, job.order) if merge is None else merge(job)
             if best is None or key < best:
                 best, chosen = key, k
             k += 1
@@ -909,3 +981,17 @@ class _InArrival:
 
     def started(self, job: PendingJob, slots: float) -> None:
         return None
+
+
+class _Work:
+    """A running job as a clocked order reads it (a ``RunningWork``)."""
+
+    __slots__ = ("project", "queue", "requested_time", "slots", "start_time", "user")
+
+    def __init__(self, job: SimJob, start: float, slots: float) -> None:
+        self.user = job.user
+        self.project = job.project
+        self.queue = job.queue
+        self.start_time = start
+        self.slots = slots
+        self.requested_time = job.requested_time
