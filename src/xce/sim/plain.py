@@ -8,7 +8,10 @@ reservations, no work running when the replay begins, no job waiting for another
 dependency, no SWF feedback: :mod:`xce.sim.flow`), builtin allocator plugins only,
 sessions at every event time (no ``interval``), and every queue's picker declares
 ``monotone_in_session`` (it offers jobs first come, first served) or offers its own
-order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``). The engine asks the
+order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``) or
+:class:`~xce.core.pickers.ClockedPlainOrder` (``multifactor``, ``lsf-fairshare``: the
+replay then keeps a copy of the state's usage books and charges them as the core does;
+not with a policy that plans or a queue that preempts). The engine asks the
 pickers through their Protocols (:func:`~xce.core.pickers.picker_traits`,
 :func:`~xce.core.pickers.plain_order`), never their names. A backfill policy that plans,
 or a queue that preempts, changes a session only once a job in it cannot start: such
