@@ -110,6 +110,24 @@ def test_a_replay_has_every_section_drawn(made: Path, tmp_path: Path) -> None:
     assert ">simulated<" in logged
 
 
+def test_the_summary_gives_each_policys_fairness_between_users(made: Path, tmp_path: Path) -> None:
+    """issue 28 (study "in the report"): with several users, the summary has xce
+    compare's user fairness (Jain's index over users' mean bounded slowdowns) and worst
+    user bsld, each policy's read from its own metrics."""
+    from xce.sim.compare import user_fairness
+
+    page = _report([str(made / "cmp"), "-o", str(tmp_path / "c.html")])
+    summary = _section(page, "summary")
+    assert "user fairness" in summary
+    assert "worst user bsld" in summary
+    compared = json.loads((made / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    for entry in compared["policies"]:
+        fair = user_fairness(entry["metrics"])
+        assert fair.jain is not None
+        assert f'<td data-sort="{fair.jain!r}">{fair.jain:,.2f}</td>' in summary
+    assert "Jain" in summary  # the note saying what the figure is
+
+
 def test_a_comparison_has_every_section_drawn_per_policy(made: Path, tmp_path: Path) -> None:
     """issue 14: a comparison keeps its policies' jobs (compare_jobs.csv), so its page has
     calendar utilisation, logged waits and a Gantt chart of every policy, as a replay's.

@@ -236,19 +236,29 @@ def _summary(page: _Page, queues: set[str], users: set[str]) -> str:
     )
     if results.kind == "sweep":
         return _sweep_table(results.sweep) + notes
-    from xce.sim.compare import COLUMNS
+    from xce.sim.compare import COLUMNS, FAIRNESS_COLUMNS, user_fairness
 
-    headers = ["policy", *(_heading(h) for _, h in COLUMNS), "jobs", "unrunnable"]
+    # fairness between users (xce compare's columns), when there are users to compare
+    fair = FAIRNESS_COLUMNS if len(users) > 1 else ()
+    headers = ["policy", *(_heading(h) for _, h in (*COLUMNS, *fair)), "jobs", "unrunnable"]
     rows: list[list[Cell]] = [
         [
             text_cell(run.policy),
             *(number_cell(run.metrics.get(k), k) for k, _ in COLUMNS),
+            *(number_cell(user_fairness(run.metrics).json()[k], k) for k, _ in fair),
             number_cell(run.metrics.get("jobs")),
             number_cell(run.metrics.get("unrunnable")),
         ]
         for run in results.runs
     ]
-    return html_table(headers, rows, f"{results.workload}: one row per policy") + notes
+    table = html_table(headers, rows, f"{results.workload}: one row per policy")
+    if fair:
+        notes += note(
+            "User fairness: Jain's index over the users' mean bounded slowdowns (1: every "
+            "user slowed alike; 1/users: one bears it all); worst user bsld: the highest "
+            "of those means."
+        )
+    return table + notes
 
 
 def _heading(text: str) -> str:
