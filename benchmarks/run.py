@@ -13,6 +13,7 @@ from benchmarks import (
     bench_alloc,
     bench_backfill,
     bench_core,
+    bench_crowded,
     bench_predict,
     bench_resreq,
     bench_shapes,
@@ -30,6 +31,7 @@ SUITES = {
     "sweep": bench_sweep.run,
     "shapes": bench_shapes.run,
     "predict": bench_predict.run,
+    "crowded": bench_crowded.run,
 }
 
 
