@@ -25,10 +25,10 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from builders import ClusterBuilder
+from test_plain_replay import assert_same_result
 from xce.cluster import ClusterState, state_from_dict
 from xce.core.pickers import PlainCursor
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
-from xce.sim.metrics import metrics
 from xce.sim.model import SimJob
 from xce.sim.plain import PlainReplay, plain_replay
 
@@ -173,11 +173,7 @@ def both_ways(case: Case) -> tuple[SimResult, SimResult]:
     assert plain_replay(general_sim) is None
     general = general_sim.run()
     verify(general, general_sim.jobs)
-    assert list(fast.records) == list(general.records)
-    assert fast.timeline.times == general.timeline.times
-    assert fast.timeline.busy == general.timeline.busy
-    assert fast.timeline.pending == general.timeline.pending
-    assert metrics(fast) == metrics(general)
+    assert_same_result(fast, general)
     return fast, general
 
 
@@ -300,27 +296,25 @@ def starts(state: ClusterState, jobs: list[SimJob], **options: Any) -> dict[str,
     return {r.job.id: r.start for r in result.records}
 
 
+# u1's long job holds every slot; u1 then u2 submit one job each behind it
+TURNS = [
+    SimJob("u1-long", 0.0, 100.0, 4, user="u1"),
+    SimJob("u1-next", 10.0, 10.0, 4, user="u1"),
+    SimJob("u2-next", 20.0, 10.0, 4, user="u2"),
+]
+
+
 def test_usage_the_replay_charged_orders_the_next_session() -> None:
     """u1's first job runs 100 s on every slot; when it ends, u2's job (submitted after
     u1's second) starts first: u1's charged usage puts u1 behind."""
-    jobs = [
-        SimJob("u1-long", 0.0, 100.0, 4, user="u1"),
-        SimJob("u1-next", 10.0, 10.0, 4, user="u1"),
-        SimJob("u2-next", 20.0, 10.0, 4, user="u2"),
-    ]
-    state, jobs = site("multifactor", jobs)
+    state, jobs = site("multifactor", TURNS)
     got = starts(state, jobs)
     assert got == {"u1-long": 0.0, "u1-next": 110.0, "u2-next": 100.0}
 
 
 def test_without_fair_share_weight_the_order_is_first_come() -> None:
     """The same workload with only the age weight: u1's second job, older, goes first."""
-    jobs = [
-        SimJob("u1-long", 0.0, 100.0, 4, user="u1"),
-        SimJob("u1-next", 10.0, 10.0, 4, user="u1"),
-        SimJob("u2-next", 20.0, 10.0, 4, user="u2"),
-    ]
-    state, jobs = site("multifactor", jobs, PriorityWeightFairshare=0)
+    state, jobs = site("multifactor", TURNS, PriorityWeightFairshare=0)
     got = starts(state, jobs)
     assert got == {"u1-long": 0.0, "u1-next": 100.0, "u2-next": 110.0}
 
