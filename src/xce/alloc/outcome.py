@@ -28,6 +28,7 @@ __all__ = [
     "Pending",
     "PlannedStart",
     "Preemption",
+    "same_slots",
 ]
 
 
@@ -261,7 +262,7 @@ _NO_COLUMNS: Mapping[str, npt.NDArray[np.float64]] = MappingProxyType({})
 _SAME_SLOTS: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
 
 
-def _same_slots(slots: int, count: int) -> npt.NDArray[np.int64]:
+def same_slots(slots: int, count: int) -> npt.NDArray[np.int64]:
     """``count`` claims of ``slots`` each as a read-only column: a view of strides 0 (no
     memory per claim), shared by every allocation of that shape (a few hundred kept)."""
     column = _SAME_SLOTS.get((slots, count))
@@ -277,7 +278,7 @@ def _columns(parts: tuple[Part, ...]) -> ClaimColumns:
         run = parts[0]  # a wide job of slots alone: the common case
         # one slot count seen as a column (a read-only view of strides 0: no memory per
         # claim, whatever the width)
-        return ClaimColumns(run.hosts, _same_slots(run.slots, len(run.hosts)), _NO_COLUMNS)
+        return ClaimColumns(run.hosts, same_slots(run.slots, len(run.hosts)), _NO_COLUMNS)
     hosts: list[npt.NDArray[np.intp]] = []
     slots: list[npt.NDArray[np.int64]] = []
     names = {n for p in parts for n, _ in p.amounts}

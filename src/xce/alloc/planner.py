@@ -54,7 +54,7 @@ from xce.timefmt import duration, when
 if TYPE_CHECKING:
     from xce.alloc.engine import Allocator, JobRequest
 
-__all__ = ["Planner", "monotone"]
+__all__ = ["Planner", "Steps", "monotone"]
 
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
@@ -106,7 +106,7 @@ class Planner:
         # all ok hosts' slots together over time: instants (sorted) and the total from each
         self._slot_times = np.array([now])
         self._slot_values = np.array([float(np.nansum(books.units(SLOTS)[books.ok]))])
-        self._steps: _Steps | None = None
+        self._steps: Steps | None = None
         self._peak: tuple[dict[str, FloatArray], dict[str, float]] | None = None
         self._hint_key_of: tuple[IndexArray, FloatArray] | None = None  # the last made
         # The running jobs' ends, and the holds of jobs started before anything reads the
@@ -401,14 +401,14 @@ class Planner:
         self._slot_values = before + np.where(upto > 0, added[np.maximum(upto - 1, 0)], 0.0)
         self._steps = None
 
-    def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> _Steps:
+    def _slot_totals(self, hosts: npt.NDArray[np.bool_] | None = None) -> Steps:
         """The profile's slots over every ok host together (kept until the next
         change), or over the ok ``hosts`` only (made now), as a step function."""
         self._ready()
         if hosts is not None:
             return _steps_of(self.profile, SLOTS, hosts & self._ok, self.now)
         if self._steps is None:
-            self._steps = _Steps(self._slot_times, self._slot_values)
+            self._steps = Steps(self._slot_times, self._slot_values)
         return self._steps
 
     def _may_ever_fit(self, job: PendingJob, request: JobRequest) -> bool:
@@ -431,7 +431,7 @@ class Planner:
 
     def _amount_screens(
         self, request: JobRequest, eligible: npt.NDArray[np.bool_] | None
-    ) -> list[tuple[_Steps, float]]:
+    ) -> list[tuple[Steps, float]]:
         """For a job of one alternative: each shared resource it takes (the shared
         profile must hold that much over its run) and each consumable its terms take per
         task (the eligible hosts together must hold the tasks' total): exact screens,
@@ -611,7 +611,7 @@ class Planner:
         return "what it fits on now is reserved for jobs planned to start before it would end"
 
 
-class _Steps:
+class Steps:
     """A step function: ``values[i]`` from ``times[i]`` until ``times[i + 1]`` (the last
     for ever)."""
 
@@ -643,7 +643,7 @@ class _Steps:
 
 def _steps_of(
     profile: Profile, name: str, hosts: npt.NDArray[np.bool_] | None, now: float
-) -> _Steps:
+) -> Steps:
     """``name`` over ``hosts`` (None: every host) of ``profile`` together, from ``now``
     on, as a step function (NaN, a host lacking the resource, counts as none)."""
     base = profile.at(now)[name]
@@ -653,10 +653,10 @@ def _steps_of(
     keep = times > now if hosts is None else hosts[where] & (times > now)
     t, d = times[keep], deltas[keep]
     if not len(t):
-        return _Steps(np.array([now]), np.array([total]))
+        return Steps(np.array([now]), np.array([total]))
     at, first = np.unique(t, return_index=True)
     values = total + np.concatenate(([0.0], np.cumsum(np.add.reduceat(d, first))))
-    return _Steps(np.concatenate(([now], at)), values)
+    return Steps(np.concatenate(([now], at)), values)
 
 
 def monotone(request: JobRequest) -> bool:

@@ -303,6 +303,31 @@ class Profile:
                 changed[rows[some]] = True
         self._new_instants += at[changed].tolist()
 
+    def release_rows(
+        self, ats: FloatArray, hosts: IndexArray, amounts: Mapping[str, FloatArray]
+    ) -> None:
+        """Row ``k`` gives back ``amounts[name][k]`` units on ``hosts[k]`` from
+        ``ats[k]`` on (an end at or before now counts from now; an infinite one never
+        happens): :meth:`release_many` of claims already laid out as rows."""
+        if not len(hosts):
+            return
+        now = self.now
+        at = np.maximum(ats, now)
+        if np.isnan(at).any():
+            raise InternalError(f"a change before the profile's start {now}")
+        live = ~np.isinf(at)
+        changed = np.zeros(len(at), dtype=bool)
+        for name, units in amounts.items():
+            events = self._events.get(name)
+            if events is None:
+                raise InternalError(f"the profile has no resource {name!r}")
+            some = live & (units != 0)
+            if some.any():
+                events.add_rows(at[some], hosts[some], units[some])
+                changed |= some
+        if changed.any():
+            self._new_instants += np.unique(at[changed]).tolist()
+
     def hold_columns(
         self, start: float, end: float, hosts: IndexArray, amounts: Mapping[str, FloatArray]
     ) -> None:

@@ -149,6 +149,9 @@ class SimOptions:
     # the plain replay (xce.sim.plain): a plain workload replayed on free-slot arrays,
     # exactly as the general path decides it; also off with fast_paths off
     plain_replay: bool = True
+    # its sessions that plan decided on its own arrays (xce.sim.planned), not by the
+    # core, exactly as the core decides them; also off with plain_replay off
+    plain_planning: bool = True
     # with an interval, sessions with nothing new to decide are neither run nor visited
     # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
     idle_skip: bool = True

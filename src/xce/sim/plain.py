@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from xce.alloc.outcome import _same_slots
+from xce.alloc.outcome import same_slots
 from xce.alloc.request import PreparedPrimary, prepare_requirement
 from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
 from xce.cluster.schema import MAX_NUMBER
@@ -73,6 +73,7 @@ from xce.core.pickers import (
 from xce.errors import InputError, InternalError, clip
 from xce.sim.handoff import CoreHandoff
 from xce.sim.model import RecordTable, SimJob, Timeline
+from xce.sim.planned import array_planning
 
 if TYPE_CHECKING:
     from xce.sim.engine import SimResult, Simulation
@@ -278,14 +279,14 @@ class _Free:
         if h >= 0:
             self.free[h] -= n
             self.total -= n
-            return None, _same_slots(n, 1), h, 1
+            return None, same_slots(n, 1), h, 1
         self.total -= n
         if self.top == 1:  # one-slot hosts: the plan of n buckets of one, nothing else
             at = self.lo
             hosts = self.free[at:].nonzero()[0][:n]
             first, last = int(hosts[0]) + at, int(hosts[-1]) + at
             self.lo = last + 1  # the first n free hosts: none is left before
-            slots = _same_slots(1, n)
+            slots = same_slots(1, n)
             if last - first == n - 1:  # ascending, distinct: first, first + 1, ...
                 self.free[first : last + 1] = 0
                 return None, slots, first, n
@@ -314,7 +315,7 @@ class _Free:
         k, q1, r1 = int(ks[i]), int(q[i]), int(r[i])
         if r1 == 0:
             hosts = np.flatnonzero(free >= q1)[:k]
-            return hosts, _same_slots(q1, k)
+            return hosts, same_slots(q1, k)
         big = np.flatnonzero(free > q1)[:r1]
         rest = free >= q1
         rest[big] = False
@@ -480,6 +481,8 @@ class PlainReplay:
             {j.id: i for i, j in enumerate(sim.jobs)} if self.handoff is not None else {}
         )
         self.table = RecordTable((), ())  # set by run
+        # the sessions that plan, decided on the replay's own arrays (xce.sim.planned)
+        self.arrays = array_planning(self)
 
     def run(self) -> SimResult:
         from xce.sim import engine  # the engine imports this module lazily
@@ -507,6 +510,7 @@ class PlainReplay:
         count = len(order)
         table = self.table = RecordTable(jobs, names)
         handoff = self.handoff
+        arrays = self.arrays
         new: list[int] = []  # jobs submitted at this instant (with a handoff)
         claimed, claimed_slots, killed_jobs = table.hosts, table.host_slots, table.killed
         starts, finishes, first_step, last_step = (
@@ -536,6 +540,8 @@ class PlainReplay:
                     if i not in running or running[i][2] != start_step:
                         continue  # preempted: this end was cancelled
                     t0, placed, step, killed = running.pop(i)
+                    if arrays is not None:
+                        arrays.ended(i)
                     n = tasks[i]
                     if holds[queue_of[i]]:
                         self._hold(i, -n)
@@ -581,7 +587,8 @@ class PlainReplay:
                             handoff.decided.add(i)
                 else:
                     handoff.preempted = False
-                    self._forget(handoff.session(now, new))
+                    run = handoff.session if arrays is None else arrays.session
+                    self._forget(run(now, new))
                 new.clear()
                 # a preemption freed what its victims held (the engine's _preempt)
                 self.freed = handoff is not None and handoff.preempted
@@ -625,6 +632,8 @@ class PlainReplay:
         ):
             duration, killed = job.requested_time, True
         self.running[i] = (now, placed, self.steps, killed)
+        if self.arrays is not None:
+            self.arrays.started(i, now, placed)
         if self.holds[self.queue_of[i]]:
             self._hold(i, self.tasks[i])
         if self.clocked:

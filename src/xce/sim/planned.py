@@ -1,0 +1,473 @@
+"""The plain replay's planned sessions on its own arrays (issue 29).
+
+A plain replay whose queues plan (:mod:`xce.sim.handoff`) used to hand every session in
+which a job cannot start to the scheduling core. For plain jobs that is not needed: the
+core's planned session (``Session._decide_planned`` over a builtin
+:class:`~xce.alloc.planner.Planner`) decides each job from free slots and one profile of
+slots over future time, and each of its steps has a form on arrays:
+
+- *may the job start now* (``Planner.start_now``): with no hint and no planned start
+  before the job would end, it is placed on the free slots as without planning; else it
+  pends when it wants more slots than are free, or when all hosts' slots together dip
+  below its tasks during its run (the planner's exact screen); else it is placed on the
+  free slots capped, per host, by the profile's lowest point over its run;
+- *its earliest start* (``Planner.plan``): the first instant (now, or one at which the
+  profile changes) at which the hosts' lowest points over its run add up to its tasks;
+  placed there on them;
+- a placement on a view is the allocator's on slots alone (:func:`place`): the first
+  plan of ``k = 1, 2, ...`` balanced buckets, else the fill plan, taking hosts in the
+  view's order: the job's hint first (the hosts of its last planned placement, in claim
+  order, when its policy ``keeps_placements``), then, for a plan, the hosts freed latest
+  by its start, then host order. A plain job fits a view iff the view's slots add up to
+  its tasks (the fill plan takes what any host has).
+
+The profile is the planner's own (:class:`~xce.alloc.profile.Profile`, the same changes
+from the same books), made when a session first needs it; the running jobs' claims are
+kept across sessions (a job's columns are made once, when it starts) rather than read
+back from the core. Which jobs plan and which keep their placements is asked of each
+queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
+``keeps_placements``), never its name.
+
+Taken (:func:`array_planning`) when every queue of the replay plans by the builtin
+planner and replaces its picker's blocking, no queue has an order of its own or
+preempts, and ``SimOptions.plain_planning`` is on (the default): then no session reaches
+the core. Off, the sessions go to the core as before; tests/test_plain_planning.py
+replays random planned workloads both ways and against the general path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from xce.alloc.planner import Steps
+from xce.alloc.profile import Profile
+from xce.cluster import SLOTS
+from xce.cluster.estimates import estimate
+
+if TYPE_CHECKING:
+    from xce.backfill import BackfillPolicy
+    from xce.sim.plain import Placed, PlainReplay
+
+__all__ = ["ArrayPlanning", "array_planning", "place"]
+
+IntArray = npt.NDArray[np.int64]
+IndexArray = npt.NDArray[np.intp]
+FloatArray = npt.NDArray[np.float64]
+Placement = tuple[IndexArray, IntArray]  # hosts in claim order, slots per host
+
+
+def array_planning(replay: PlainReplay) -> ArrayPlanning | None:
+    """The replay's planned sessions on arrays, or None when they go to the core (see
+    the module docstring)."""
+    sim = replay.sim
+    if not sim.options.plain_planning or replay.handoff is None:
+        return None
+    if any(replay.handoff.preempts) or any(o is not None for o in replay.orders):
+        return None
+    core = sim.core
+    policies = [core.backfill_for(q.name) for q in replay.queue_objects]
+    for policy in policies:
+        if not (policy.plans and policy.replaces_queue_blocking):
+            return None
+        if getattr(policy, "planner", None) is not None:  # plans by rules of its own
+            return None
+    return ArrayPlanning(replay, policies)
+
+
+def place(avail: IntArray, n: int) -> Placement | None:
+    """Where the allocator puts ``n`` tasks of a plain job on hosts with ``avail`` free
+    slots, taken in array order (None: fewer than ``n`` in all). Hosts are array
+    positions, in claim order.
+
+    The first plan of ``k = 1, 2, ...`` balanced buckets that fits (``r = n mod k``
+    buckets of ``ceil(n/k)`` on the first ``r`` hosts with that many, then ``k - r`` of
+    ``floor(n/k)`` on the first others with that many: each bucket on a fresh host
+    iterator), else the fill plan (each host in order takes what it can of the rest)."""
+    room = np.maximum(avail, 0)
+    if int(room.sum()) < n:
+        return None
+    one = np.flatnonzero(room >= n)
+    if len(one):
+        return one[:1], np.array([n], dtype=np.int64)
+    ge = np.bincount(room)[::-1].cumsum()[::-1]  # ge[s]: hosts with at least s free
+    top = len(ge) - 1
+
+    def at_least(s: IntArray) -> IntArray:
+        out: IntArray = np.where(s > top, 0, ge[np.minimum(s, top)])
+        return out
+
+    last = min(n, int(ge[1]) if top >= 1 else 0)
+    if last >= 2:
+        ks = np.arange(2, last + 1, dtype=np.int64)
+        q = n // ks
+        r = n - q * ks
+        fits = (at_least(q + 1) >= r) & (at_least(q) >= ks)
+        i = int(fits.argmax())
+        if fits[i]:
+            k, q1, r1 = int(ks[i]), int(q[i]), int(r[i])
+            big = np.flatnonzero(room > q1)[:r1]
+            rest = room >= q1
+            rest[big] = False
+            small = np.flatnonzero(rest)[: k - r1]
+            slots = np.concatenate(
+                (np.full(r1, q1 + 1, dtype=np.int64), np.full(k - r1, q1, dtype=np.int64))
+            )
+            return np.concatenate((big, small)), slots
+    hosts = np.flatnonzero(room > 0)
+    taken = room[hosts]
+    upto = np.cumsum(taken)
+    end = int(np.searchsorted(upto, n))  # the first host reaching n
+    slots = taken[: end + 1].astype(np.int64)
+    slots[-1] -= int(upto[end]) - n
+    return hosts[: end + 1], slots
+
+
+def _ordered_place(avail: FloatArray, n: int, order: IndexArray | None) -> Placement | None:
+    """:func:`place` on ``avail`` (units, whole numbers) with hosts taken in ``order``
+    (None: host order); hosts come back as host indices."""
+    units = avail.astype(np.int64)
+    if order is None:
+        return place(units, n)
+    found = place(units[order], n)
+    if found is None:
+        return None
+    at, slots = found
+    return order[at], slots
+
+
+class _Claims:
+    """The running jobs' claims as rows (estimated end, host, slots, job), kept across
+    sessions: a job's rows are added when it starts and dropped when it ends, so no
+    session reads them back job by job."""
+
+    __slots__ = ("_added", "_gone", "end", "host", "job", "slots")
+
+    def __init__(self) -> None:
+        self.end: FloatArray = np.zeros(0)
+        self.host: IndexArray = np.zeros(0, dtype=np.intp)
+        self.slots: FloatArray = np.zeros(0)
+        self.job: IndexArray = np.zeros(0, dtype=np.intp)
+        self._added: list[tuple[int, float, IndexArray, IntArray]] = []
+        self._gone: list[int] = []
+
+    def add(self, job: int, end: float, hosts: IndexArray, slots: IntArray) -> None:
+        self._added.append((job, end, hosts, slots))
+
+    def drop(self, job: int) -> None:
+        self._gone.append(job)
+
+    def merged(self) -> int:
+        """Take in what was added and dropped since; returns the number of rows."""
+        added = self._added
+        if added:
+            counts = [len(h) for _, _, h, _ in added]
+            self.end = np.concatenate((self.end, np.repeat([a[1] for a in added], counts)))
+            self.host = np.concatenate((self.host, *(a[2] for a in added)))
+            self.slots = np.concatenate((self.slots, *(a[3] for a in added))).astype(np.float64)
+            self.job = np.concatenate((self.job, np.repeat([a[0] for a in added], counts)))
+            added.clear()
+        if self._gone:
+            keep = ~np.isin(self.job, np.asarray(self._gone, dtype=np.intp))
+            self.end, self.host = self.end[keep], self.host[keep]
+            self.slots, self.job = self.slots[keep], self.job[keep]
+            self._gone.clear()
+        return len(self.end)
+
+
+class ArrayPlanning:
+    """The planned sessions of one plain replay (see the module docstring)."""
+
+    def __init__(self, replay: PlainReplay, policies: list[BackfillPolicy]) -> None:
+        self.replay = replay
+        self.keeps = [p.keeps_placements for p in policies]
+        self.plans_job: list[Callable[[int], bool]] = [p.plans_job for p in policies]
+        jobs, queues = replay.sim.jobs, replay.queue_objects
+        state_queues = replay.sim.core.state.queues
+        # what planning assumes each job runs (the core's estimate_of)
+        self.estimates = [
+            estimate(job.requested_time, state_queues.get(queues[q].name))
+            for job, q in zip(jobs, replay.queue_of, strict=True)
+        ]
+        self.hints: dict[int, IndexArray] = {}  # a pending job's last planned hosts
+        self.claims = _Claims()  # the running jobs' claims
+        self.decided = replay.handoff.decided if replay.handoff is not None else set()
+
+    def session(self, now: float, new: list[int]) -> list[int]:
+        """One planned session at ``now`` over every pending job, in pick order: as the
+        core's (:meth:`xce.sim.handoff.CoreHandoff.session`), records included. Returns
+        the jobs started."""
+        replay = self.replay
+        jobs = self._pick_order()
+        session = _Session(self, now)
+        started: list[int] = []
+        table = replay.table
+        stats = replay.sim.stats
+        for i in jobs:
+            outcome = session.decide(i)
+            first = i not in self.decided
+            if first:
+                self.decided.add(i)
+            if isinstance(outcome, tuple):  # started
+                placed, backfilled = outcome
+                table.extras(i, 0, 0.0, backfilled, now if first else None, False)
+                if not backfilled:
+                    table.not_backfilled(i)
+                stats.backfilled += backfilled
+                replay.start_placed(i, now, placed)
+                started.append(i)
+            elif first:
+                table.extras(i, 0, 0.0, False, outcome, outcome is not None)
+        stats.decisions += len(jobs)
+        if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
+            self.hints = {i: h for i, h in self.hints.items() if i in set(replay.waiting())}
+        return started
+
+    def _pick_order(self) -> list[int]:
+        """The pending jobs as the core's session picks them: priority levels high first,
+        each in arrival order (every picker offers first come, first served)."""
+        replay = self.replay
+        arrival = replay.arrival
+        out: list[int] = []
+        for lv, level in enumerate(replay.levels):
+            if replay.all_strict[lv]:
+                queued = [i for q in replay.level_queues[lv] for i in replay.queued[q]]
+                out += sorted(queued, key=lambda i: arrival[i])
+            else:
+                out += level
+        return out
+
+    def started(self, i: int, now: float, placed: Placed) -> None:
+        """Job ``i`` started at ``now`` (in any session): its claim is kept."""
+        hosts, slots = _columns(placed)
+        self.claims.add(i, now + self.estimates[i], hosts, slots)
+
+    def ended(self, i: int) -> None:
+        """Job ``i`` ended: its claim is dropped."""
+        self.claims.drop(i)
+
+
+class _Session:
+    """One planned session's planner on arrays: the free slots (the replay's), the
+    profile (made when first needed), the slots of all hosts together over time, and
+    what has been planned."""
+
+    __slots__ = (
+        "base",
+        "considered",
+        "deferred",
+        "now",
+        "planned",
+        "planned_from",
+        "planning",
+        "profile",
+        "rows",
+        "steps",
+        "totals",
+    )
+
+    def __init__(self, planning: ArrayPlanning, now: float) -> None:
+        self.planning = planning
+        self.now = now
+        self.base = planning.replay.space.free.astype(np.float64)  # the books at its start
+        self.rows = planning.claims.merged()  # the claims of the jobs running at its start
+        self.profile: Profile | None = None
+        self.deferred: list[tuple[IndexArray, FloatArray, float]] = []  # started before
+        self.totals: tuple[FloatArray, FloatArray] | None = None  # instants, values
+        self.steps: Steps | None = None
+        self.considered: dict[int, int] = {}  # per queue: jobs offered a plan so far
+        self.planned = 0  # jobs planned (held) this session
+        self.planned_from = math.inf  # the earliest planned start
+
+    # --- the profile ---------------------------------------------------------------
+    def _profile(self) -> Profile:
+        """The planner's profile: the books at the session's start, the running jobs'
+        ends, then the holds of the jobs started since (as ``Planner._ready``)."""
+        profile = self.profile
+        if profile is not None:
+            return profile
+        now = self.now
+        profile = self.profile = Profile(now, {SLOTS: self.base})
+        claims, rows = self.planning.claims, self.rows
+        ends, hosts, slots = claims.end[:rows], claims.host[:rows], claims.slots[:rows]
+        profile.release_rows(ends, hosts, {SLOTS: slots})
+        self.totals = _totals(now, float(self.base.sum()), ends, slots)
+        for hosts, slots, end in self.deferred:
+            self._hold(now, end, hosts, slots)
+        self.deferred.clear()
+        return profile
+
+    def _tally(self, at: float, change: float) -> None:
+        """All hosts' slots together change by ``change`` from ``at`` on."""
+        assert self.totals is not None
+        times, values = self.totals
+        i = int(np.searchsorted(times, at, side="left"))
+        if i == len(times) or times[i] != at:
+            times = np.concatenate((times[:i], [at], times[i:]))
+            values = np.concatenate((values[:i], values[i - 1 : i], values[i:]))
+        values[i:] += change
+        self.totals = (times, values)
+        self.steps = None
+
+    def _steps(self) -> Steps:
+        self._profile()
+        if self.steps is None:
+            assert self.totals is not None
+            self.steps = Steps(*self.totals)
+        return self.steps
+
+    def _hold(self, start: float, end: float, hosts: IndexArray, slots: FloatArray) -> None:
+        """``slots`` on ``hosts`` are taken over ``[start, end)`` (the profile made)."""
+        if not end > start:
+            return  # a job of no duration holds nothing over time
+        profile = self.profile
+        assert profile is not None
+        profile.hold_columns(start, end, hosts, {SLOTS: slots})
+        total = float(slots.sum())
+        self._tally(max(start, self.now), -total)
+        if math.isfinite(end):
+            self._tally(end, total)
+
+    # --- one job -------------------------------------------------------------------
+    def decide(self, i: int) -> tuple[Placed, bool] | float | None:
+        """Job ``i``'s decision: (where it started, backfilled), or its planned start
+        (None: pending without one)."""
+        planning = self.planning
+        replay = planning.replay
+        q = replay.queue_of[i]
+        n = replay.tasks[i]
+        duration = planning.estimates[i]
+        keeps = planning.keeps[q]
+        hint = planning.hints.get(i) if keeps else None
+        placed = self._start_now(n, duration, hint)
+        if placed is not None:
+            planning.hints.pop(i, None)
+            hosts, slots = _columns(placed)
+            end = self.now + duration
+            units = slots.astype(np.float64)
+            if self.profile is None:
+                self.deferred.append((hosts, units, end))
+            else:
+                self._hold(self.now, end, hosts, units)
+            return placed, self.planned > 0
+        considered = self._considered(q)
+        if not planning.plans_job[q](considered):
+            return None
+        plan = self._plan(n, duration, hint)
+        if plan is None:
+            return None
+        start, hosts, slots = plan
+        if keeps:
+            planning.hints[i] = hosts
+        self._hold(start, start + duration, hosts, slots.astype(np.float64))
+        if start < self.planned_from:
+            self.planned_from = start
+        self.planned += 1
+        return start
+
+    def _considered(self, q: int) -> int:
+        """How many jobs of queue ``q`` were offered a plan before this one (it counts)."""
+        before = self.considered.get(q, 0)
+        self.considered[q] = before + 1
+        return before
+
+    def _start_now(self, n: int, duration: float, hint: IndexArray | None) -> Placed | None:
+        """Where the job starts now, charged to the free slots (None: it pends):
+        ``Planner.start_now`` for a plain job (module docstring)."""
+        space = self.planning.replay.space
+        now = self.now
+        end = now + duration
+        if n > space.total:
+            return None
+        if hint is None and self.planned_from >= end:
+            return space.place(n)  # the view is the books: placed as without planning
+        if not self._steps().holds(np.array([now]), duration, float(n))[0]:
+            return None  # reserved: all hosts together dip below its tasks in its run
+        profile = self._profile()
+        free = space.free
+        if end > now:
+            avail = profile.window(now, end, free > 0, positive=SLOTS)[SLOTS]
+        else:
+            avail = profile.at(now)[SLOTS]
+        avail = np.minimum(avail, free)
+        order = _hint_order(hint, len(free)) if hint is not None and len(hint) else None
+        found = _ordered_place(avail, n, order)
+        if found is None:
+            return None
+        hosts, slots = found
+        space.charge(hosts, slots)
+        return hosts.astype(space.small), slots, int(hosts.min()), len(hosts)
+
+    def _plan(
+        self, n: int, duration: float, hint: IndexArray | None
+    ) -> tuple[float, IndexArray, IntArray] | None:
+        """The job's earliest start and placement (None: no instant has room):
+        ``Planner.plan`` for a plain job (module docstring)."""
+        profile = self._profile()
+        times = profile.times()
+        candidates = times[self._steps().holds(times, duration, float(n))]
+        key = _hint_key(hint, len(self.base)) if hint is not None and len(hint) else None
+        for start in candidates.tolist():
+            end = start + duration
+            avail = (
+                profile.window(start, end, positive=SLOTS)[SLOTS]
+                if end > start
+                else profile.at(start)[SLOTS]
+            )
+            if float(np.maximum(avail, 0.0).sum()) < n:
+                continue
+            keys: list[Any] = [-profile.latest_rise(SLOTS, start)]
+            if key is not None:
+                keys.append(key)
+            order = np.lexsort(keys)  # the hint first, then freed latest, then host order
+            found = _ordered_place(avail, n, order)
+            if found is not None:
+                return start, found[0], found[1]
+        return None
+
+
+def _totals(
+    now: float, total: float, ends: FloatArray, slots: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """All hosts' slots together over time, as instants and the value from each: the
+    books' ``total`` now, and the claims' ``slots`` back at their ``ends`` (from now at
+    the earliest; never, if infinite)."""
+    live = np.isfinite(ends)
+    at, amounts = np.maximum(ends[live], now), slots[live]
+    if not len(at):
+        return np.array([now]), np.array([total])
+    order = np.argsort(at, kind="stable")
+    at, amounts = at[order], amounts[order]
+    instants, first = np.unique(at, return_index=True)
+    values = total + np.cumsum(np.add.reduceat(amounts, first))
+    if instants[0] > now:
+        instants = np.concatenate(([now], instants))
+        values = np.concatenate(([total], values))
+    return instants, values
+
+
+def _columns(placed: Placed) -> Placement:
+    """A placement's hosts (in claim order) and slots as arrays."""
+    hosts, slots, lowest, count = placed
+    if hosts is None:
+        return np.arange(lowest, lowest + count, dtype=np.intp), np.asarray(slots)
+    return hosts.astype(np.intp), np.asarray(slots)
+
+
+def _hint_key(hint: IndexArray, n: int) -> FloatArray:
+    """Per host: its first position in ``hint`` (``n`` where it is not in it)."""
+    key = np.full(n, float(n))
+    hosts, at = np.unique(hint, return_index=True)
+    key[hosts] = at
+    return key
+
+
+def _hint_order(hint: IndexArray, n: int) -> IndexArray:
+    """Hosts in the order a view with ``hint`` takes them: the hint's hosts first, in
+    its order, then the others in host order."""
+    order: IndexArray = np.argsort(_hint_key(hint, n), kind="stable")
+    return order

@@ -1,0 +1,284 @@
+"""issue 29: the plain replay's planned sessions on its own arrays (xce.sim.planned) are
+an exact shortcut of the sessions the core runs for it (xce.sim.handoff), proven by a
+property over random plain workloads whose queues all plan (easy, conservative), with
+``SimOptions.plain_planning`` on and off and against the general path (every record,
+the timeline, ``metrics.json``); the random cases reach what the shortcut decides
+(checked, not assumed); hand-made cases pin down the placement rules of a view."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+import xce.sim.planned as planned_module
+from test_plain_replay import (
+    QUEUE_NAMES,
+    Case,
+    assert_same_result,
+    hosts_of,
+    plain_cases,
+)
+from xce.sim.engine import SimOptions, SimResult, Simulation, verify
+from xce.sim.handoff import CoreHandoff
+from xce.sim.model import SimJob
+from xce.sim.plain import plain_replay
+from xce.sim.planned import place
+
+EXAMPLES = 120
+PLANNING = ("easy", "conservative")
+
+
+@st.composite
+def planned_cases(draw: st.DrawFn) -> Case:
+    """A plain case (tests/test_plain_replay.py's strategy) whose every queue plans:
+    the session's backfill easy or conservative, each declared queue easy,
+    conservative or the session's; pickers fcfs, strict or the default (fairshare
+    keeps its sessions in the core); no preemption. Half the cases submit their jobs
+    within a few seconds, so the queue is deep."""
+    case = draw(plain_cases())
+    queues = tuple(
+        (name, priority, draw(st.sampled_from((None, "fcfs", "strict"))), None,
+         draw(st.sampled_from((None, *PLANNING))), default)
+        for name, priority, _, _, _, default in case.queues
+    )  # fmt: skip
+    jobs = case.jobs
+    if draw(st.booleans()):  # a burst: every job within 3 s, the queue grows deep
+        jobs = tuple(dataclasses.replace(j, submit=float(k % 4)) for k, j in enumerate(jobs))
+    return dataclasses.replace(
+        case,
+        queues=queues,
+        jobs=jobs,
+        default_picker=draw(st.sampled_from((None, "fcfs", "strict"))),
+        picker=draw(st.sampled_from((None, "fcfs", "strict"))),
+        backfill=draw(st.sampled_from(PLANNING)),
+        preemptor=None,
+        preempts=(),
+    )
+
+
+def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
+    """The case replayed (``arrays``: asserted to plan on arrays, or not)."""
+    sim = Simulation(case.state(), case.jobs, dataclasses.replace(case.options(True), **options))
+    if arrays is not None:
+        replayer = plain_replay(sim)
+        assert replayer is not None
+        assert (replayer.arrays is not None) is arrays, "not the path expected"
+    result = sim.run()
+    verify(result, sim.jobs)
+    return result
+
+
+def three_ways(case: Case) -> SimResult:
+    """The case on arrays (asserted to be the path taken), through the core, and on
+    the general path: asserted identical."""
+    mine = run(case, arrays=True)
+    core = run(case, arrays=False, plain_planning=False)
+    general = run(case, plain_replay=False)
+    assert_same_result(mine, core)
+    assert_same_result(mine, general)
+    return mine
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=planned_cases())
+def test_planned_sessions_on_arrays_decide_as_the_core(case: Case) -> None:
+    """issue 29 property: random plain workloads whose queues all plan (easy,
+    conservative; fcfs and strict pickers; one or several queues and priorities; hosts
+    uniform, one-slot, mixed and not ok; estimates shorter than runtimes, none, or a
+    queue's default) give on arrays the records, timeline and metrics of the sessions
+    run by the core, and of the general path."""
+    three_ways(case)
+
+
+@contextmanager
+def traced(seen: Counter[str]) -> Iterator[None]:
+    """Count what the array sessions decided, and how."""
+    session = planned_module._Session
+    start_now, plan, ordered = session._start_now, session._plan, planned_module._ordered_place
+
+    def traced_start_now(self: Any, n: int, duration: float, hint: Any) -> Any:
+        books = hint is None and self.planned_from >= self.now + duration
+        placed = start_now(self, n, duration, hint)
+        if placed is not None:
+            seen["started on the books" if books else "started on a view"] += 1
+            if hint is not None:
+                seen["started with a hint"] += 1
+            if self.planned:
+                seen["backfilled"] += 1
+        elif not books and n <= self.planning.replay.space.total:
+            seen["reserved"] += 1
+        return placed
+
+    def traced_plan(self: Any, n: int, duration: float, hint: Any) -> Any:
+        found = plan(self, n, duration, hint)
+        seen["planned" if found is not None else "no instant has room"] += 1
+        if found is not None and hint is not None:
+            kept = np.array_equal(found[1], hint)
+            seen["plan kept its hint" if kept else "plan moved off its hint"] += 1
+        if found is not None and found[0] > self.now:
+            seen["planned ahead"] += 1
+        if not np.isfinite(duration):
+            seen["no estimate"] += 1
+        return found
+
+    def traced_ordered(avail: Any, n: int, order: Any) -> Any:
+        found = ordered(avail, n, order)
+        if found is not None and order is not None:
+            hosts, slots = found
+            kind = "one host" if len(hosts) == 1 else "several hosts"
+            if len(hosts) > 1 and int(slots.sum()) == n and len(set(slots.tolist())) > 2:
+                kind = "fill"
+            seen[f"view placement in order, {kind}"] += 1
+            if len(hosts) > 1 and not np.all(np.diff(hosts) > 0):
+                seen["view placement out of host order"] += 1
+        return found
+
+    with (
+        mock.patch.object(session, "_start_now", traced_start_now),
+        mock.patch.object(session, "_plan", traced_plan),
+        mock.patch.object(planned_module, "_ordered_place", traced_ordered),
+    ):
+        yield
+
+
+REACHED = {
+    "started on the books",
+    "started on a view",
+    "started with a hint",
+    "backfilled",
+    "reserved",
+    "planned",
+    "no instant has room",
+    "plan kept its hint",
+    "plan moved off its hint",
+    "planned ahead",
+    "no estimate",
+    "view placement in order, one host",
+    "view placement in order, several hosts",
+    "view placement out of host order",
+}
+
+
+def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
+    """The property is not vacuous: its derandomized cases start jobs on the books and
+    on views (with a hint, backfilled), reserve, plan (ahead, with and without room,
+    keeping and leaving a hint, jobs without an estimate) and place on views in an
+    order of their own (one host, several, not in host order)."""
+    seen: Counter[str] = Counter()
+    policies: Counter[str] = Counter()
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=planned_cases())
+    def collect(case: Case) -> None:
+        with traced(seen):
+            run(case)
+        policies.update(q[4] or case.backfill or "" for q in case.queues)
+        policies[case.backfill or ""] += 1
+
+    collect()
+    missing = sorted(REACHED - set(seen))
+    assert not missing, (missing, seen)
+    assert set(PLANNING) <= set(policies), policies
+
+
+def test_a_queue_that_preempts_or_orders_its_own_jobs_keeps_the_core() -> None:
+    """Sessions go to the core (as before) when a queue preempts, has a picker with an
+    order of its own (fairshare), or with ``plain_planning`` off."""
+    jobs = [SimJob("a", 0.0, 10.0, 2, queue="hi", requested_time=10.0)]
+    fair = hosts_of(2).queue("hi", 0, picker="fairshare").build()
+    preempting = hosts_of(2).queue("hi", 10, preempts=["lo"]).queue("lo", 0).build()
+    fcfs = hosts_of(2).queue("hi", 0).build()
+    for state, options in (
+        (fair, SimOptions(backfill="easy")),
+        (preempting, SimOptions(backfill="easy", preemptor="lowest_priority_first")),
+        (fcfs, SimOptions(backfill="easy", plain_planning=False)),
+    ):
+        replayer = plain_replay(Simulation(state, jobs, options))
+        assert replayer is not None
+        assert replayer.handoff is not None
+        assert replayer.arrays is None
+    replayer = plain_replay(Simulation(fcfs, jobs, SimOptions(backfill="conservative")))
+    assert replayer is not None
+    assert replayer.arrays is not None
+
+
+def test_a_queue_that_does_not_plan_keeps_the_core() -> None:
+    """A replay with a queue under ``none`` beside planning ones: its sessions go to the
+    core (a session of that queue alone does not plan)."""
+    state = hosts_of(2).queue("a", 0, backfill="none").queue(QUEUE_NAMES[0], 0).build()
+    jobs = [SimJob("x", 0.0, 1.0, 1, queue="a"), SimJob("y", 0.0, 1.0, 1, queue="hi")]
+    replayer = plain_replay(Simulation(state, jobs, SimOptions(backfill="easy")))
+    assert replayer is not None
+    assert replayer.handoff is not None
+    assert replayer.arrays is None
+
+
+# --- the placement rules of a view ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("avail", "n", "hosts", "slots"),
+    [
+        ([0, 3, 5, 5], 4, [2], [4]),  # one host: the first with 4 free
+        ([3, 4, 4], 7, [1, 0], [4, 3]),  # 2 buckets, the big one first
+        ([2, 2, 2, 1], 7, [0, 1, 2, 3], [2, 2, 2, 1]),  # 4 buckets: 2 + 2 + 2 + 1
+        ([3, 1, 1, 0, 1], 5, [0, 1, 2, 4], [2, 1, 1, 1]),  # 4 buckets, one big
+        ([3, 1], 4, [0, 1], [3, 1]),  # no balanced plan: the fill plan
+        ([1, 0, 1, 1], 3, [0, 2, 3], [1, 1, 1]),  # one-slot hosts
+        ([1, 1], 3, None, None),  # no room
+    ],
+)
+def test_place_on_a_view(avail: list[int], n: int, hosts: Any, slots: Any) -> None:
+    """The allocator's rules on a view of slots (array order is the view's order): one
+    host, the first balanced plan (big buckets first), the fill plan, no room."""
+    found = place(np.array(avail, dtype=np.int64), n)
+    if hosts is None:
+        assert found is None
+        return
+    assert found is not None
+    assert found[0].tolist() == hosts
+    assert found[1].tolist() == slots
+
+
+def test_a_conservative_plan_keeps_its_hosts_while_they_fit() -> None:
+    """Conservative keeps placements: ``wide`` (6 tasks on three hosts of 2) is planned
+    at 50 on h1, h2 (freed latest, by ``late``), then h0 (freed by ``early``'s estimate
+    at 20); when ``early`` ends at 5, ahead of its estimate, the next session plans it
+    again on those hosts in that order, and it starts there, as the core decides."""
+    jobs = [
+        SimJob("early", 0.0, 5.0, 2, requested_time=20.0),
+        SimJob("late", 0.0, 50.0, 4, requested_time=50.0),
+        SimJob("wide", 1.0, 10.0, 6, requested_time=10.0),
+    ]
+    state = hosts_of(2, 2, 2).build()
+    case_options = {"backfill": "conservative", "picker": "fcfs"}
+    sim = Simulation(state, jobs, SimOptions(**case_options))
+    mine = sim.run()
+    verify(mine, sim.jobs)
+    core = Simulation(state, jobs, SimOptions(plain_planning=False, **case_options)).run()
+    assert_same_result(mine, core)
+    got = {r.job.id: r for r in mine.records}
+    assert (got["wide"].planned_start, got["wide"].start) == (50.0, 50.0)
+    assert got["wide"].planned_ahead
+    assert got["wide"].hosts == ("h1", "h2", "h0")
+
+
+def test_handoff_sessions_are_not_run_when_planning_on_arrays() -> None:
+    """With the arrays planning, no session reaches the core."""
+    jobs = [
+        SimJob("run", 0.0, 100.0, 3, requested_time=100.0),
+        SimJob("wide", 1.0, 50.0, 4, requested_time=50.0),
+        SimJob("short", 2.0, 10.0, 1, requested_time=10.0),
+    ]
+    with mock.patch.object(CoreHandoff, "session", side_effect=AssertionError("core")):
+        result = Simulation(hosts_of(4).build(), jobs, SimOptions(backfill="easy")).run()
+    assert {r.job.id: r.start for r in result.records} == {"run": 0.0, "wide": 100.0, "short": 2.0}
