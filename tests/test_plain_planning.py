@@ -78,11 +78,13 @@ def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
 
 
 def three_ways(case: Case) -> SimResult:
-    """The case on arrays (asserted to be the path taken), through the core, and on
-    the general path: asserted identical."""
+    """The case on arrays (asserted to be the path taken), with kept plans and without,
+    through the core, and on the general path: asserted identical."""
     mine = run(case, arrays=True)
+    afresh = run(case, arrays=True, kept_plans=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
+    assert_same_result(mine, afresh)
     assert_same_result(mine, core)
     assert_same_result(mine, general)
     return mine
@@ -94,8 +96,10 @@ def test_planned_sessions_on_arrays_decide_as_the_core(case: Case) -> None:
     """issue 29 property: random plain workloads whose queues all plan (easy,
     conservative; fcfs and strict pickers; one or several queues and priorities; hosts
     uniform, one-slot, mixed and not ok; estimates shorter than runtimes, none, or a
-    queue's default) give on arrays the records, timeline and metrics of the sessions
-    run by the core, and of the general path."""
+    queue's default) give on arrays, with plans kept from session to session
+    (``kept_plans``) and planned afresh, the records, timeline and metrics of the
+    sessions run by the core, and of the general path: kept = rebuilt over the random
+    event sequences (starts, ends before and at estimates, arrivals)."""
     three_ways(case)
 
 
@@ -104,6 +108,20 @@ def traced(seen: Counter[str]) -> Iterator[None]:
     """Count what the array sessions decided, and how."""
     session = planned_module._Session
     start_now, plan, ordered = session._start_now, session._plan, planned_module._ordered_place
+    again = session._again
+
+    def traced_again(self: Any, n: int, duration: float, last: Any) -> Any:
+        found = again(self, n, duration, last)
+        if isinstance(found, planned_module._Absent):
+            meets = last is not None and self._meets(last[0], duration)
+            seen["kept plan refused, " + ("its run meets a rise" if meets else "room before")] += 1
+        else:
+            seen["kept plan" if found is not None else "kept: no room"] += 1
+            if found is not None and self.moved:
+                seen["kept plan checked after a new hold"] += 1
+            if found is not None and self.rises:
+                seen["kept plan beside a rise"] += 1
+        return found
 
     def traced_start_now(self: Any, n: int, duration: float, hint: Any) -> Any:
         books = hint is None and self.planned_from >= self.now + duration
@@ -145,6 +163,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
     with (
         mock.patch.object(session, "_start_now", traced_start_now),
         mock.patch.object(session, "_plan", traced_plan),
+        mock.patch.object(session, "_again", traced_again),
         mock.patch.object(planned_module, "_ordered_place", traced_ordered),
     ):
         yield
@@ -165,14 +184,22 @@ REACHED = {
     "view placement in order, one host",
     "view placement in order, several hosts",
     "view placement out of host order",
+    "kept plan",
+    "kept: no room",
+    "kept plan checked after a new hold",
+    "kept plan beside a rise",
+    "kept plan refused, its run meets a rise",
+    "kept plan refused, room before",
 }
 
 
 def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     """The property is not vacuous: its derandomized cases start jobs on the books and
     on views (with a hint, backfilled), reserve, plan (ahead, with and without room,
-    keeping and leaving a hint, jobs without an estimate) and place on views in an
-    order of their own (one host, several, not in host order)."""
+    keeping and leaving a hint, jobs without an estimate), place on views in an order
+    of their own (one host, several, not in host order), and keep plans from the last
+    session (with no room, checked after a new hold, beside a rise) or refuse to (a run
+    that meets a rise, an earlier instant with room)."""
     seen: Counter[str] = Counter()
     policies: Counter[str] = Counter()
 

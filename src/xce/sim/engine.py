@@ -152,6 +152,9 @@ class SimOptions:
     # its sessions that plan decided on its own arrays (xce.sim.planned), not by the
     # core, exactly as the core decides them; also off with plain_replay off
     plain_planning: bool = True
+    # those sessions keep a pending job's plan from the last one where it provably
+    # repeats (xce.sim.planned), rather than plan it again
+    kept_plans: bool = True
     # with an interval, sessions with nothing new to decide are neither run nor visited
     # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
     idle_skip: bool = True

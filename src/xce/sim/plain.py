@@ -541,7 +541,7 @@ class PlainReplay:
                         continue  # preempted: this end was cancelled
                     t0, placed, step, killed = running.pop(i)
                     if arrays is not None:
-                        arrays.ended(i)
+                        arrays.ended(i, now)
                     n = tasks[i]
                     if holds[queue_of[i]]:
                         self._hold(i, -n)

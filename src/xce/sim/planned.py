@@ -59,6 +59,14 @@ IntArray = npt.NDArray[np.int64]
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
 Placement = tuple[IndexArray, IntArray]  # hosts in claim order, slots per host
+_Plan = tuple[float, IndexArray, IntArray]  # a planned start, hosts, slots
+
+
+class _Absent:
+    """No kept plan (the job was not planned in the last session)."""
+
+
+_ABSENT = _Absent()
 
 
 def array_planning(replay: PlainReplay) -> ArrayPlanning | None:
@@ -196,6 +204,13 @@ class ArrayPlanning:
         self.hints: dict[int, IndexArray] = {}  # a pending job's last planned hosts
         self.claims = _Claims()  # the running jobs' claims
         self.decided = replay.handoff.decided if replay.handoff is not None else set()
+        # kept plans (see _Session): each pending job's plan in the last session that
+        # offered it one (None: no instant had room), the running jobs' estimated ends,
+        # and the ends since the last session that came before the estimate
+        self.keep_plans = replay.sim.options.kept_plans
+        self.kept: dict[int, _Plan | None] = {}
+        self.expected: dict[int, float] = {}
+        self.early: list[float] = []
 
     def session(self, now: float, new: list[int]) -> list[int]:
         """One planned session at ``now`` over every pending job, in pick order: as the
@@ -207,8 +222,9 @@ class ArrayPlanning:
         started: list[int] = []
         table = replay.table
         stats = replay.sim.stats
+        kept: dict[int, _Plan | None] = {}
         for i in jobs:
-            outcome = session.decide(i)
+            outcome = session.decide(i, kept)
             first = i not in self.decided
             if first:
                 self.decided.add(i)
@@ -223,8 +239,11 @@ class ArrayPlanning:
             elif first:
                 table.extras(i, 0, 0.0, False, outcome, outcome is not None)
         stats.decisions += len(jobs)
+        self.kept = kept if self.keep_plans else {}
+        self.early.clear()
         if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
-            self.hints = {i: h for i, h in self.hints.items() if i in set(replay.waiting())}
+            waiting = set(replay.waiting())
+            self.hints = {i: h for i, h in self.hints.items() if i in waiting}
         return started
 
     def _pick_order(self) -> list[int]:
@@ -244,27 +263,58 @@ class ArrayPlanning:
     def started(self, i: int, now: float, placed: Placed) -> None:
         """Job ``i`` started at ``now`` (in any session): its claim is kept."""
         hosts, slots = _columns(placed)
-        self.claims.add(i, now + self.estimates[i], hosts, slots)
+        end = now + self.estimates[i]
+        self.claims.add(i, end, hosts, slots)
+        self.expected[i] = end
 
-    def ended(self, i: int) -> None:
-        """Job ``i`` ended: its claim is dropped."""
+    def ended(self, i: int, now: float) -> None:
+        """Job ``i`` ended at ``now``: its claim is dropped; an end before its estimate
+        gives back, until then, what the last session's plan counted as taken."""
         self.claims.drop(i)
+        expected = self.expected.pop(i)
+        if expected > now:
+            self.early.append(expected)
 
 
 class _Session:
     """One planned session's planner on arrays: the free slots (the replay's), the
     profile (made when first needed), the slots of all hosts together over time, and
-    what has been planned."""
+    what has been planned.
+
+    **Kept plans** (``SimOptions.kept_plans``, an exact shortcut). A job whose policy
+    keeps placements, planned in the last session at ``T`` on hosts ``H`` (``T`` after
+    now, a positive estimate), is planned at ``T`` on ``H`` again without a search when
+
+    - no availability it sees rose since: ``rises`` holds the spans over which it may
+      have (from an end before a running job's estimate, until the estimate; from a
+      hold of the last session that is not held again this session, over that hold);
+      its run from now, each earlier candidate's run, and its run from ``T`` must miss
+      them all, else the candidates that meet them are tried (an earlier one with room
+      means a fresh plan) and a run from ``T`` that meets one is planned afresh;
+    - ``H`` still holds its claims over its run from ``T`` — checked only once a hold
+      of this session came before it that the last one did not have (``moved``): else
+      what it sees is the last session's final profile (never below 0) plus its own
+      hold and the holds planned after it, so its claims fit.
+
+    Then it cannot start now, no earlier instant has room (a run that meets no rise sees
+    at most what it saw; an instant that was not a candidate then sees at most what the
+    candidate before it saw), and with its hint first the same plan of the same buckets
+    takes the same hosts (no fewer buckets fit on less; the hint's hosts come first and
+    each still holds its claim). A job kept with no instant having room, with no rise
+    at all, has none again."""
 
     __slots__ = (
         "base",
         "considered",
         "deferred",
+        "hint_key",
+        "moved",
         "now",
         "planned",
         "planned_from",
         "planning",
         "profile",
+        "rises",
         "rows",
         "steps",
         "totals",
@@ -282,6 +332,11 @@ class _Session:
         self.considered: dict[int, int] = {}  # per queue: jobs offered a plan so far
         self.planned = 0  # jobs planned (held) this session
         self.planned_from = math.inf  # the earliest planned start
+        # spans over which availability may have risen since the last session, and
+        # whether a hold came before that the last session did not have (class docstring)
+        self.rises = [(now, end) for end in planning.early if end > now]
+        self.moved = False
+        self.hint_key: tuple[IndexArray, FloatArray] | None = None
 
     # --- the profile ---------------------------------------------------------------
     def _profile(self) -> Profile:
@@ -321,11 +376,10 @@ class _Session:
         return self.steps
 
     def _hold(self, start: float, end: float, hosts: IndexArray, slots: FloatArray) -> None:
-        """``slots`` on ``hosts`` are taken over ``[start, end)`` (the profile made)."""
+        """``slots`` on ``hosts`` are taken over ``[start, end)``."""
         if not end > start:
             return  # a job of no duration holds nothing over time
-        profile = self.profile
-        assert profile is not None
+        profile = self._profile()
         profile.hold_columns(start, end, hosts, {SLOTS: slots})
         total = float(slots.sum())
         self._tally(max(start, self.now), -total)
@@ -333,9 +387,9 @@ class _Session:
             self._tally(end, total)
 
     # --- one job -------------------------------------------------------------------
-    def decide(self, i: int) -> tuple[Placed, bool] | float | None:
+    def decide(self, i: int, kept: dict[int, _Plan | None]) -> tuple[Placed, bool] | float | None:
         """Job ``i``'s decision: (where it started, backfilled), or its planned start
-        (None: pending without one)."""
+        (None: pending without one). A plan offered is noted in ``kept``."""
         planning = self.planning
         replay = planning.replay
         q = replay.queue_of[i]
@@ -343,7 +397,16 @@ class _Session:
         duration = planning.estimates[i]
         keeps = planning.keeps[q]
         hint = planning.hints.get(i) if keeps else None
-        placed = self._start_now(n, duration, hint)
+        found = planning.kept.get(i, _ABSENT) if keeps else _ABSENT
+        last = None if isinstance(found, _Absent) else found
+        had = not isinstance(found, _Absent)  # a plan was offered in the last session
+        if had and (duration <= 0 or (last is not None and not last[0] > self.now)):
+            self._gone(last, duration)  # planned for now or before, or no run: afresh
+            had = False
+        if not had or self._meets(self.now, duration):
+            placed = self._start_now(n, duration, hint)
+        else:
+            placed = None  # it cannot start now (class docstring)
         if placed is not None:
             planning.hints.pop(i, None)
             hosts, slots = _columns(placed)
@@ -353,11 +416,23 @@ class _Session:
                 self.deferred.append((hosts, units, end))
             else:
                 self._hold(self.now, end, hosts, units)
+            if had:
+                self._gone(last, duration)
+            self.moved = True
             return placed, self.planned > 0
         considered = self._considered(q)
         if not planning.plans_job[q](considered):
+            if had:
+                self._gone(last, duration)
             return None
-        plan = self._plan(n, duration, hint)
+        again = self._again(n, duration, last) if had else _ABSENT
+        plan = self._plan(n, duration, hint) if isinstance(again, _Absent) else again
+        if not (had and (plan is last or _same_plan(plan, last))):
+            if had:
+                self._gone(last, duration)
+            if plan is not None:
+                self.moved = True  # a hold the last session did not have
+        kept[i] = plan
         if plan is None:
             return None
         start, hosts, slots = plan
@@ -368,6 +443,50 @@ class _Session:
             self.planned_from = start
         self.planned += 1
         return start
+
+    def _gone(self, last: _Plan | None, duration: float) -> None:
+        """The last session's plan ``last`` (of a job of that estimate) is not held
+        again: what it held may rise."""
+        if last is not None:
+            start = last[0]
+            self.rises.append((start, start + duration))
+            self.moved = True
+
+    def _meets(self, start: float, duration: float) -> bool:
+        """Whether a run over ``[start, start + duration)`` meets a span of ``rises``."""
+        end = start + duration
+        return any(a < end and start < b for a, b in self.rises)
+
+    def _again(self, n: int, duration: float, last: _Plan | None) -> _Plan | _Absent | None:
+        """The job's plan where the last one's ``last`` shows it (class docstring), else
+        _ABSENT (to plan afresh)."""
+        if last is None:
+            return None if not self.rises else _ABSENT
+        start, hosts, slots = last
+        if self._meets(start, duration):
+            return _ABSENT  # what its run sees may have risen: planned afresh
+        if self.rises:  # earlier candidates whose run meets a rise: any with room?
+            profile = self._profile()
+            times = profile.times()
+            times = times[(times >= self.now) & (times < start)]
+            meets = np.zeros(len(times), dtype=np.bool_)
+            for a, b in self.rises:
+                meets |= (times < b) & (times + duration > a)
+            times = times[meets]
+            if len(times):
+                times = times[self._steps().holds(times, duration, float(n))]
+            for t in times.tolist():
+                avail = profile.window(t, t + duration, positive=SLOTS)[SLOTS]
+                if float(np.maximum(avail, 0.0).sum()) >= n:
+                    return _ABSENT
+        if self.moved:
+            profile = self._profile()
+            wanted = np.zeros(len(self.base), dtype=np.bool_)
+            wanted[hosts] = True
+            avail = profile.window(start, start + duration, wanted)[SLOTS]
+            if not bool(np.all(avail[hosts] >= slots)):
+                return _ABSENT
+        return last
 
     def _considered(self, q: int) -> int:
         """How many jobs of queue ``q`` were offered a plan before this one (it counts)."""
@@ -410,24 +529,41 @@ class _Session:
         profile = self._profile()
         times = profile.times()
         candidates = times[self._steps().holds(times, duration, float(n))]
-        key = _hint_key(hint, len(self.base)) if hint is not None and len(hint) else None
         for start in candidates.tolist():
-            end = start + duration
-            avail = (
-                profile.window(start, end, positive=SLOTS)[SLOTS]
-                if end > start
-                else profile.at(start)[SLOTS]
-            )
-            if float(np.maximum(avail, 0.0).sum()) < n:
-                continue
-            keys: list[Any] = [-profile.latest_rise(SLOTS, start)]
-            if key is not None:
-                keys.append(key)
-            order = np.lexsort(keys)  # the hint first, then freed latest, then host order
-            found = _ordered_place(avail, n, order)
+            found = self._place_at(start, duration, n, hint)
             if found is not None:
-                return start, found[0], found[1]
+                return found
         return None
+
+    def _place_at(
+        self, start: float, duration: float, n: int, hint: IndexArray | None
+    ) -> _Plan | None:
+        """The job's placement from ``start`` (None: no room): on the lowest points of
+        its run, the hint's hosts first, then the hosts freed latest, then host order."""
+        profile = self._profile()
+        end = start + duration
+        avail = (
+            profile.window(start, end, positive=SLOTS)[SLOTS]
+            if end > start
+            else profile.at(start)[SLOTS]
+        )
+        if float(np.maximum(avail, 0.0).sum()) < n:
+            return None
+        keys: list[Any] = [-profile.latest_rise(SLOTS, start)]
+        if hint is not None and len(hint):
+            keys.append(self._hint_key(hint))
+        order = np.lexsort(keys)  # the hint first, then freed latest, then host order
+        found = _ordered_place(avail, n, order)
+        return None if found is None else (start, found[0], found[1])
+
+    def _hint_key(self, hint: IndexArray) -> FloatArray:
+        """:func:`_hint_key` of ``hint``, the last one made kept (a job's candidates)."""
+        made = self.hint_key
+        if made is not None and made[0] is hint:
+            return made[1]
+        key = _hint_key(hint, len(self.base))
+        self.hint_key = (hint, key)
+        return key
 
 
 def _totals(
@@ -448,6 +584,14 @@ def _totals(
         instants = np.concatenate(([now], instants))
         values = np.concatenate(([total], values))
     return instants, values
+
+
+def _same_plan(plan: _Plan | None, last: _Plan | None) -> bool:
+    if plan is None or last is None:
+        return plan is last
+    return (
+        plan[0] == last[0] and np.array_equal(plan[1], last[1]) and np.array_equal(plan[2], last[2])
+    )
 
 
 def _columns(placed: Placed) -> Placement:
