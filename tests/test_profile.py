@@ -10,11 +10,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xce.alloc.profile as profile_module
-from xce.alloc.planner import Planner
+from xce.alloc.planner import Planner, Steps
 from xce.alloc.profile import Profile
 from xce.errors import InternalError
 
@@ -295,3 +295,23 @@ def test_tally_many_is_each_tally_in_turn(
     Planner._tally_many(many, [float(at) for at, _ in ends], claims)
     assert np.array_equal(one._slot_times, many._slot_times)
     assert np.array_equal(one._slot_values, many._slot_values)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.integers(1, 30), st.integers(-4, 8)), max_size=8),
+    start=st.integers(0, 35),
+    duration=st.sampled_from([0.0, 1.0, 2.5, 5.0, 12.0, math.inf, -1.0]),
+    need=st.integers(0, 8),
+)
+def test_holds_at_is_holds_of_one_start(
+    steps: list[tuple[int, int]], start: int, duration: float, need: int
+) -> None:
+    """``Steps.holds_at`` (one start, the planner's start-now screen) answers as
+    ``Steps.holds`` of that start: a step function of slots over time, any duration
+    (none, negative, infinite), any need."""
+    at = sorted({t for t, _ in steps})
+    values = [4.0] + [float(v) for _, v in sorted(dict(steps).items())]
+    function = Steps(np.array([0.0, *map(float, at)]), np.array(values))
+    many = function.holds(np.array([float(start)]), duration, float(need))[0]
+    assert function.holds_at(float(start), duration, float(need)) == bool(many)

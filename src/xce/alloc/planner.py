@@ -210,9 +210,7 @@ class Planner:
         if (
             self._shortcuts
             and not named
-            and not self._slot_totals().holds(
-                np.array([now]), duration, request.requirement.fewest_tasks
-            )[0]
+            and not self._slot_totals().holds_at(now, duration, request.requirement.fewest_tasks)
         ):
             self.reached["reserved by totals"] += 1
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
@@ -639,6 +637,18 @@ class Steps:
         if math.isfinite(duration) and duration > 0:
             return ok & (after >= starts + duration)
         return ok & np.isinf(after)
+
+    def holds_at(self, start: float, duration: float, need: float) -> bool:
+        """:meth:`holds` for one start, without arrays made for it."""
+        times, values = self.times, self.values
+        at = int(times.searchsorted(start, side="right"))
+        if values[max(at - 1, 0)] < need:
+            return False
+        if math.isfinite(duration) and duration > 0:
+            stop = int(times.searchsorted(start + duration, side="left"))
+        else:
+            stop = len(times)
+        return not bool((values[at:stop] < need).any())
 
 
 def _steps_of(

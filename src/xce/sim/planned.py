@@ -504,7 +504,7 @@ class _Session:
             return None
         if hint is None and self.planned_from >= end:
             return space.place(n)  # the view is the books: placed as without planning
-        if not self._steps().holds(np.array([now]), duration, float(n))[0]:
+        if not self._steps().holds_at(now, duration, float(n)):
             return None  # reserved: all hosts together dip below its tasks in its run
         profile = self._profile()
         free = space.free
