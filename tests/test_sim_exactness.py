@@ -56,8 +56,8 @@ def replay(
 class NoTriage(Simulation):
     """Submits every job, even one the probe says can never run (it pends to the end)."""
 
-    def _triage(self, job: PendingJob) -> tuple[str | None, bool]:
-        return None, super()._triage(job)[1]
+    def triage(self, job: PendingJob) -> tuple[str | None, bool]:
+        return None, super().triage(job)[1]
 
 
 def schedule(result: SimResult) -> list[tuple[object, ...]]:
@@ -214,7 +214,7 @@ def test_a_volatile_job_pending_on_the_probe_for_another_reason_is_let_in() -> N
         SimJob("small", 1, 10, 1, resreq="select[mem<500] rusage[mem=100]"),
     ]
     sim = Simulation(cluster, jobs)
-    assert sim._triage(_pending(jobs[1])) == (None, True)
+    assert sim.triage(_pending(jobs[1])) == (None, True)
     _, small = replay(cluster, jobs).records
     assert (small.start, small.unrunnable) == (1.0, None)
 

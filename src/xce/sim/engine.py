@@ -39,7 +39,7 @@ never hold. Each update counts as freeing resources (a full session follows), an
 exact: a gate never opens between two events.
 
 **Never silently wrong**: a job that no state of the cluster could ever run is reported
-as unrunnable (:meth:`Simulation._triage`), not looped over; a job still pending when
+as unrunnable (:meth:`Simulation.triage`), not looped over; a job still pending when
 nothing is left to happen is reported as never started, with its last pend reason;
 :func:`verify` checks at the end that every job ended exactly once or was reported, and
 that no host's slots were ever over-allocated; a violation is an
@@ -98,7 +98,7 @@ from xce.predict import RuntimePredictor
 from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
-from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline
+from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline, pending_job
 from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
 
 if TYPE_CHECKING:
@@ -362,7 +362,7 @@ class Simulation:
             if not job.resreq or key in checked:
                 continue
             try:
-                job_request(_pending(job), catalog)
+                job_request(pending_job(job), catalog)
             except InputError as err:
                 raise _requirement_error(job, err) from None
             except RecursionError:
@@ -604,9 +604,9 @@ class Simulation:
             self._outlived(job_id, at)
 
     def _submit(self, job: SimJob) -> None:
-        pending = _pending(job)
+        pending = pending_job(job)
         try:
-            why, volatile = self._triage(pending)
+            why, volatile = self.triage(pending)
         except InputError as err:
             raise InputError(f"workload job {clip(job.id)!r}: {err}") from None
         if why is not None:
@@ -699,7 +699,7 @@ class Simulation:
             del self._queued[job.queue]
         self._volatile.discard(job.id)
 
-    def _triage(self, job: PendingJob) -> tuple[str | None, bool]:
+    def triage(self, job: PendingJob) -> tuple[str | None, bool]:
         """Why no state of the cluster could ever run ``job`` (None: some state could),
         and whether its select can turn true as resources fall (it is then retried every
         session).
@@ -1222,28 +1222,6 @@ def _pickers(
         mine.register(known)
     mine.register(picker)
     return mine, picker.name
-
-
-def _pending(job: SimJob, order: int = 0) -> PendingJob:
-    """``job`` as the core's pending job; ``order`` is its place in arrival order (the
-    core numbers arrivals itself; the plain replay gives its own)."""
-    tasks = job.tasks or 1
-    pending = PendingJob(
-        job.id,
-        job.user,
-        job.queue,
-        job.project,
-        tasks,
-        tasks,
-        job.resreq,
-        job.submit,
-        job.runtime,
-        order,
-        job.tasks is not None,
-        requested_time=job.requested_time,
-    )
-    # its dependency is the replay's to tell (xce.sim.flow); its name, for singleton
-    return pending if job.name is None else replace(pending, name=job.name)
 
 
 def _waiting(job: PendingJob, view: View) -> PendingJob:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, MutableSequence, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from xce.cluster.jobflow import Dependency
+from xce.cluster.state import PendingJob
 
 __all__ = [
     "BSLD_TAU",
@@ -21,6 +22,7 @@ __all__ = [
     "SlotColumn",
     "Timeline",
     "bounded_slowdown",
+    "pending_job",
 ]
 
 BSLD_TAU = 10.0
@@ -438,3 +440,25 @@ class RecordTable(Sequence[JobRecord]):
             planned,
             ahead,
         )
+
+
+def pending_job(job: SimJob, order: int = 0) -> PendingJob:
+    """``job`` as the core's pending job; ``order`` is its place in arrival order (the
+    core numbers arrivals itself; the plain replay gives its own)."""
+    tasks = job.tasks or 1
+    pending = PendingJob(
+        job.id,
+        job.user,
+        job.queue,
+        job.project,
+        tasks,
+        tasks,
+        job.resreq,
+        job.submit,
+        job.runtime,
+        order,
+        job.tasks is not None,
+        requested_time=job.requested_time,
+    )
+    # its dependency is the replay's to tell (xce.sim.flow); its name, for singleton
+    return pending if job.name is None else replace(pending, name=job.name)

@@ -72,7 +72,7 @@ from xce.core.pickers import (
 )
 from xce.errors import InputError, InternalError, clip
 from xce.sim.handoff import CoreHandoff
-from xce.sim.model import RecordTable, SimJob, Timeline
+from xce.sim.model import RecordTable, SimJob, Timeline, pending_job
 from xce.sim.planned import array_planning
 
 if TYPE_CHECKING:
@@ -141,12 +141,10 @@ def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | 
     a job of that many tasks; None: some state could), asked of the simulation; None when
     it lets in a job wider than the cluster's ok slots (one that would pend to the end:
     the general path reports it)."""
-    from xce.sim.engine import _pending  # the engine imports this module lazily
-
     verdicts: dict[int, str | None] = {}
     for i, n in enumerate(tasks):
         if n not in verdicts:
-            why, _ = sim._triage(_pending(sim.jobs[i]))
+            why, _ = sim.triage(pending_job(sim.jobs[i]))
             if why is None and n > total:
                 return None
             verdicts[n] = why
@@ -486,9 +484,9 @@ class PlainReplay:
 
     def run(self) -> SimResult:
         from xce.sim import engine  # the engine imports this module lazily
-        from xce.sim.engine import SimResult, _pending
+        from xce.sim.engine import SimResult
 
-        self.make_pending = _pending
+        self.make_pending = pending_job
 
         sim = self.sim
         perf_counter = time.perf_counter
