@@ -309,3 +309,37 @@ def test_handoff_sessions_are_not_run_when_planning_on_arrays() -> None:
     with mock.patch.object(CoreHandoff, "session", side_effect=AssertionError("core")):
         result = Simulation(hosts_of(4).build(), jobs, SimOptions(backfill="easy")).run()
     assert {r.job.id: r.start for r in result.records} == {"run": 0.0, "wide": 100.0, "short": 2.0}
+
+
+def test_a_plan_of_a_queue_that_keeps_no_hosts_is_seen_by_one_that_does() -> None:
+    """Found by the property (3,000 random cases): an easy job's plan (a policy that
+    keeps no placements) held in the last session, and not held again, frees what a
+    conservative job's kept plan was made beside: the later job is planned afresh.
+    Five one-slot hosts, queues ``hi`` (easy, the session's), ``mid`` (conservative) and
+    ``lo`` (easy, a higher priority); jobs without estimates hold their hosts for ever."""
+    quick = [SimJob(f"j{k}", 0.0, 0.0, 1, queue="hi") for k in (*range(1, 10), *range(12, 19))]
+    jobs = [
+        SimJob("j0", 1.0, 0.0, 3, queue="hi"),
+        *quick,
+        SimJob("j10", 1.0, 0.0, 1, queue="mid"),
+        SimJob("j11", 2.0, 0.0, 1, queue="lo"),
+        SimJob("j19", 0.0, 3.0, 1, queue="hi"),
+        SimJob("j20", 0.0, 2.0, 1, queue="hi", requested_time=1.0),
+        SimJob("j21", 0.0, 3.0, 1, queue="hi"),
+    ]
+    case = Case(
+        hosts=((1, "ok"),) * 5 + ((1, "closed"),),
+        queues=(
+            ("hi", 0, None, None, None, None),
+            ("mid", 0, None, None, "conservative", None),
+            ("lo", 10, None, None, None, None),
+        ),
+        default_picker=None,
+        jobs=tuple(jobs),
+        picker=None,
+        single_queue=False,
+        enforce_walltime=False,
+        backfill="easy",
+    )
+    got = {r.job.id: r for r in three_ways(case).records}
+    assert got["j10"].start == 2.0

@@ -397,13 +397,12 @@ class _Session:
         duration = planning.estimates[i]
         keeps = planning.keeps[q]
         hint = planning.hints.get(i) if keeps else None
-        found = planning.kept.get(i, _ABSENT) if keeps else _ABSENT
+        found = planning.kept.get(i, _ABSENT)
         last = None if isinstance(found, _Absent) else found
         had = not isinstance(found, _Absent)  # a plan was offered in the last session
-        if had and (duration <= 0 or (last is not None and not last[0] > self.now)):
-            self._gone(last, duration)  # planned for now or before, or no run: afresh
-            had = False
-        if not had or self._meets(self.now, duration):
+        # its last plan may be kept (planned for later, a run, a policy keeping hosts)
+        usable = had and keeps and duration > 0 and (last is None or last[0] > self.now)
+        if not usable or self._meets(self.now, duration):
             placed = self._start_now(n, duration, hint)
         else:
             placed = None  # it cannot start now (class docstring)
@@ -425,7 +424,7 @@ class _Session:
             if had:
                 self._gone(last, duration)
             return None
-        again = self._again(n, duration, last) if had else _ABSENT
+        again = self._again(n, duration, last) if usable else _ABSENT
         plan = self._plan(n, duration, hint) if isinstance(again, _Absent) else again
         if not (had and (plan is last or _same_plan(plan, last))):
             if had:
