@@ -690,12 +690,13 @@ def test_fairshare_merged_with_fcfs_keeps_a_too_wide_job_in_the_merge() -> None:
 
 
 @pytest.mark.parametrize("backfill", ["easy", "conservative"])
-def test_backfill_sessions_that_plan_are_run_by_the_core(backfill: str) -> None:
+def test_backfill_sessions_that_plan_decide_as_the_general_path(backfill: str) -> None:
     """A plain workload under a backfill policy that plans takes the plain replay; a
-    session in which a job cannot start is run by the core, as on the general path: on
-    one host of 4 slots, ``wide`` (4 tasks) waits for ``run`` and is planned at 100;
-    ``short`` (ends by its estimate at 12) backfills; ``long`` would delay ``wide`` and
-    waits for it."""
+    session in which a job cannot start is planned (on the replay's arrays,
+    xce.sim.planned; through the core with ``plain_planning`` off) as on the general
+    path: on one host of 4 slots, ``wide`` (4 tasks) waits for ``run`` and is planned at
+    100; ``short`` (ends by its estimate at 12) backfills; ``long`` would delay ``wide``
+    and waits for it."""
     jobs = [
         SimJob("run", 0.0, 100.0, 3, requested_time=100.0),
         SimJob("wide", 1.0, 50.0, 4, requested_time=50.0),
@@ -703,6 +704,10 @@ def test_backfill_sessions_that_plan_are_run_by_the_core(backfill: str) -> None:
         SimJob("long", 3.0, 200.0, 1, requested_time=200.0),
     ]
     got = plain_and_general(hosts_of(4).build(), jobs, picker="fcfs", backfill=backfill)
+    core = plain_and_general(
+        hosts_of(4).build(), jobs, picker="fcfs", backfill=backfill, plain_planning=False
+    )
+    assert got == core
     assert (got["run"].start, got["run"].planned_start) == (0.0, 0.0)
     assert (got["wide"].start, got["wide"].planned_start) == (100.0, 100.0)
     assert got["wide"].planned_ahead
