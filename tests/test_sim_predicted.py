@@ -25,8 +25,8 @@ from xce.errors import InputError  # noqa: E402
 from xce.predict import Asked, FinishedJob, default_predictors  # noqa: E402
 from xce.predict.predictors import RAISES  # noqa: E402
 from xce.sim.clusters import header_cluster, uniform_cluster  # noqa: E402
-from xce.sim.engine import SimOptions, SimResult, Simulation, _pending, verify  # noqa: E402
-from xce.sim.model import SimJob  # noqa: E402
+from xce.sim.engine import SimOptions, SimResult, Simulation, verify  # noqa: E402
+from xce.sim.model import SimJob, pending_job  # noqa: E402
 from xce.sim.predicted import Predictions  # noqa: E402
 from xce.sim.swf import read_swf  # noqa: E402
 
@@ -106,7 +106,7 @@ def test_an_outlived_prediction_is_raised_through_the_ladder_from_the_first() ->
     minute past the last raise each time (the defect the reference replay found)."""
     job = SimJob("a", 0.0, 7000.0, 1, requested_time=7200.0)
     p = Predictions("fraction", {})
-    p.submitted(_pending(job))
+    p.submitted(pending_job(job))
     at = p.started(job, 100.0)
     assert at == 100.0 + 3600.0
     seen = []
