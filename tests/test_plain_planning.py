@@ -79,12 +79,15 @@ def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
 
 def three_ways(case: Case) -> SimResult:
     """The case on arrays (asserted to be the path taken), with kept plans and without,
-    through the core, and on the general path: asserted identical."""
+    with a session's one plan on the rows and on the profile, through the core, and on
+    the general path: asserted identical."""
     mine = run(case, arrays=True)
     afresh = run(case, arrays=True, kept_plans=False)
+    profiled = run(case, arrays=True, one_plan_on_rows=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
     assert_same_result(mine, afresh)
+    assert_same_result(mine, profiled)
     assert_same_result(mine, core)
     assert_same_result(mine, general)
     return mine
@@ -97,7 +100,9 @@ def test_planned_sessions_on_arrays_decide_as_the_core(case: Case) -> None:
     conservative; fcfs and strict pickers; one or several queues and priorities; hosts
     uniform, one-slot, mixed and not ok; estimates shorter than runtimes, none, or a
     queue's default) give on arrays, with plans kept from session to session
-    (``kept_plans``) and planned afresh, the records, timeline and metrics of the
+    (``kept_plans``) and planned afresh, with a session's first plan made on the
+    running claims' rows (``one_plan_on_rows``) and on the profile, the records,
+    timeline and metrics of the
     sessions run by the core, and of the general path: kept = rebuilt over the random
     event sequences (starts, ends before and at estimates, arrivals)."""
     three_ways(case)
@@ -127,7 +132,10 @@ def traced(seen: Counter[str]) -> Iterator[None]:
 
     def traced_start_now(self: Any, n: int, duration: float, hint: Any) -> Any:
         books = hint is None and self.planned_from >= self.now + duration
+        rows = not books and hint is None and self.head is not None
         placed = start_now(self, n, duration, hint)
+        if rows:
+            seen["started beside a plan on rows" if placed else "held beside a plan on rows"] += 1
         if placed is not None:
             seen["started on the books" if books else "started on a view"] += 1
             if hint is not None:
@@ -137,6 +145,13 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         elif not books and n <= self.planning.replay.space.total:
             seen["reserved"] += 1
         return placed
+
+    first_plan = session._first_plan
+
+    def traced_first_plan(self: Any, n: int, duration: float) -> Any:
+        found = first_plan(self, n, duration)
+        seen["first plan on rows" if found is not None else "first plan on rows, no room"] += 1
+        return found
 
     def traced_plan(self: Any, n: int, duration: float, hint: Any) -> Any:
         found = plan(self, n, duration, hint)
@@ -166,6 +181,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         mock.patch.object(session, "_start_now", traced_start_now),
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
+        mock.patch.object(session, "_first_plan", traced_first_plan),
         mock.patch.object(planned_module, "_ordered_place", traced_ordered),
     ):
         yield
@@ -192,6 +208,10 @@ REACHED = {
     "kept plan beside a rise",
     "kept plan refused, its run meets a rise",
     "kept plan though its run meets a rise (fewest buckets)",
+    "first plan on rows",
+    "first plan on rows, no room",
+    "started beside a plan on rows",
+    "held beside a plan on rows",
     "kept plan refused, room before",
 }
 
@@ -203,7 +223,8 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     of their own (one host, several, not in host order), and keep plans from the last
     session (with no room, checked after a new hold, beside a rise, a plan of the
     fewest buckets whose run meets one) or refuse to (a run that meets a rise, an
-    earlier instant with room)."""
+    earlier instant with room); make a session's first plan on the rows (with and
+    without room) and start or hold jobs beside it."""
     seen: Counter[str] = Counter()
     policies: Counter[str] = Counter()
 

@@ -155,6 +155,9 @@ class SimOptions:
     # those sessions keep a pending job's plan from the last one where it provably
     # repeats (xce.sim.planned), rather than plan it again
     kept_plans: bool = True
+    # a session's first plan there, and the starts it lets by, decided from the running
+    # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one
+    one_plan_on_rows: bool = True
     # with an interval, sessions with nothing new to decide are neither run nor visited
     # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
     idle_skip: bool = True

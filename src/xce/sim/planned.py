@@ -28,6 +28,13 @@ back from the core. Which jobs plan and which keep their placements is asked of 
 queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
 ``keeps_placements``), never its name.
 
+Two exact shortcuts sit on top, each behind its switch: *kept plans*
+(``SimOptions.kept_plans``: a job's plan from the last session held again where it
+provably repeats, see :class:`_Session`) and *one plan on rows*
+(``SimOptions.one_plan_on_rows``: while a session holds one plan and no hint, that plan
+and every start beside it are decided from the running claims' rows, without building
+the profile, see :class:`_Head`: what EASY's sessions mostly are).
+
 Taken (:func:`array_planning`) when every queue of the replay plans by the builtin
 planner and replaces its picker's blocking, no queue has an order of its own or
 preempts, and ``SimOptions.plain_planning`` is on (the default): then no session reaches
@@ -48,6 +55,7 @@ from xce.alloc.planner import Steps
 from xce.alloc.profile import Profile
 from xce.cluster import SLOTS
 from xce.cluster.estimates import estimate
+from xce.errors import InternalError
 
 if TYPE_CHECKING:
     from xce.backfill import BackfillPolicy
@@ -208,6 +216,7 @@ class ArrayPlanning:
         # offered it one (None: no instant had room), the running jobs' estimated ends,
         # and the ends since the last session that came before the estimate
         self.keep_plans = replay.sim.options.kept_plans
+        self.rows = replay.sim.options.one_plan_on_rows  # see _Head
         self.kept: dict[int, _Plan | None] = {}
         self.expected: dict[int, float] = {}
         self.early: list[float] = []
@@ -311,6 +320,7 @@ class _Session:
         "base",
         "considered",
         "deferred",
+        "head",
         "hint_key",
         "moved",
         "now",
@@ -330,7 +340,9 @@ class _Session:
         self.base = planning.replay.space.free.astype(np.float64)  # the books at its start
         self.rows = planning.claims.merged()  # the claims of the jobs running at its start
         self.profile: Profile | None = None
-        self.deferred: list[tuple[IndexArray, FloatArray, float]] = []  # started before
+        # holds made before the profile (starts, and a plan made on rows: see _Head)
+        self.deferred: list[tuple[float, float, IndexArray, FloatArray]] = []
+        self.head: _Head | None = None
         self.totals: tuple[FloatArray, FloatArray] | None = None  # instants, values
         self.steps: Steps | None = None
         self.considered: dict[int, int] = {}  # per queue: jobs offered a plan so far
@@ -355,9 +367,10 @@ class _Session:
         ends, hosts, slots = claims.end[:rows], claims.host[:rows], claims.slots[:rows]
         profile.release_rows(ends, hosts, {SLOTS: slots})
         self.totals = _totals(now, float(self.base.sum()), ends, slots)
-        for hosts, slots, end in self.deferred:
-            self._hold(now, end, hosts, slots)
-        self.deferred.clear()
+        self.head = None  # the profile decides from now on
+        deferred, self.deferred = self.deferred, []
+        for start, end, hosts, units in deferred:
+            self._hold(start, end, hosts, units)
         return profile
 
     def _tally(self, at: float, change: float) -> None:
@@ -380,10 +393,14 @@ class _Session:
         return self.steps
 
     def _hold(self, start: float, end: float, hosts: IndexArray, slots: FloatArray) -> None:
-        """``slots`` on ``hosts`` are taken over ``[start, end)``."""
+        """``slots`` on ``hosts`` are taken over ``[start, end)`` (put in the profile
+        when it is made, in this order)."""
+        if self.profile is None:
+            self.deferred.append((start, end, hosts, slots))
+            return
         if not end > start:
             return  # a job of no duration holds nothing over time
-        profile = self._profile()
+        profile = self.profile
         profile.hold_columns(start, end, hosts, {SLOTS: slots})
         total = float(slots.sum())
         self._tally(max(start, self.now), -total)
@@ -414,11 +431,9 @@ class _Session:
             planning.hints.pop(i, None)
             hosts, slots = _columns(placed)
             end = self.now + duration
-            units = slots.astype(np.float64)
-            if self.profile is None:
-                self.deferred.append((hosts, units, end))
-            else:
-                self._hold(self.now, end, hosts, units)
+            self._hold(self.now, end, hosts, slots.astype(np.float64))
+            if self.head is not None:
+                self.head.started(hosts, slots, duration, end, replay.space.free)
             if had:
                 self._gone(last, duration)
             self.moved = True
@@ -429,7 +444,12 @@ class _Session:
                 self._gone(last, duration)
             return None
         again = self._again(n, duration, last) if usable else _ABSENT
-        plan = self._plan(n, duration, hint) if isinstance(again, _Absent) else again
+        if not isinstance(again, _Absent):
+            plan = again
+        elif self._on_rows(hint):
+            plan = self._first_plan(n, duration)
+        else:
+            plan = self._plan(n, duration, hint)
         if not (had and (plan is last or _same_plan(plan, last))):
             if had:
                 self._gone(last, duration)
@@ -441,7 +461,13 @@ class _Session:
         start, hosts, slots = plan
         if keeps:
             planning.hints[i] = hosts
+        first = self.profile is None and not self.planned and planning.rows
+        avail = self._rows_at(start)[0] if first and duration > 0 else None
         self._hold(start, start + duration, hosts, slots.astype(np.float64))
+        if first:
+            self.head = _Head(start, hosts, slots, avail, replay.space.free)
+        elif self.head is not None:
+            self._profile()  # a second plan: the profile decides from now on
         if start < self.planned_from:
             self.planned_from = start
         self.planned += 1
@@ -525,6 +551,16 @@ class _Session:
             return None
         if hint is None and self.planned_from >= end:
             return space.place(n)  # the view is the books: placed as without planning
+        head = self.head
+        if hint is None and head is not None:  # one plan, held from before ``end``
+            if n > space.total - head.short:
+                return None  # reserved: the plan needs what it would take
+            found = place(np.minimum(space.free, head.left), n)
+            if found is None:
+                raise InternalError("a plain job that fits a view found no placement")
+            hosts, slots = found
+            space.charge(hosts, slots)
+            return hosts.astype(space.small), slots, int(hosts.min()), len(hosts)
         if not self._steps().holds_at(now, duration, float(n)):
             return None  # reserved: all hosts together dip below its tasks in its run
         profile = self._profile()
@@ -541,6 +577,65 @@ class _Session:
         hosts, slots = found
         space.charge(hosts, slots)
         return hosts.astype(space.small), slots, int(hosts.min()), len(hosts)
+
+    def _on_rows(self, hint: IndexArray | None) -> bool:
+        """Whether the session's first plan is made on the rows (no profile, no hint)."""
+        return self.profile is None and not self.planned and hint is None and self.planning.rows
+
+    def _rows_at(self, at: float) -> tuple[IntArray, FloatArray]:
+        """Per host, what the profile has at ``at`` (the free slots, the jobs started
+        this session given back at their ends, the running jobs' at their estimated
+        ends) and the latest instant up to ``at`` at which it rises (-inf: never),
+        from the rows alone (no plan held yet)."""
+        now, free = self.now, self.planning.replay.space.free
+        claims, rows = self.planning.claims, self.rows
+        ends = np.maximum(claims.end[:rows], now)
+        due = ends <= at
+        avail = free + np.bincount(
+            claims.host[:rows][due], weights=claims.slots[:rows][due], minlength=len(free)
+        ).astype(np.int64)
+        rise = np.full(len(free), -np.inf)
+        np.maximum.at(rise, claims.host[:rows][due], ends[due])
+        for start, end, hosts, units in self.deferred:  # this session's starts
+            if end <= at:  # back by then (or never held: no duration)
+                avail[hosts] += units.astype(np.int64)
+                if end > start:
+                    np.maximum.at(rise, hosts, end)
+        return avail, rise
+
+    def _first_plan(self, n: int, duration: float) -> _Plan | None:
+        """:meth:`_plan` of the session's first plan, on the rows: with no plan held,
+        availability only rises after now, so a run's lowest point is where it starts,
+        the first instant whose slots add up to ``n`` is the plan's start, and there the
+        hosts are taken freed latest first."""
+        now, free = self.now, self.planning.replay.space.free
+        claims, rows = self.planning.claims, self.rows
+        ends = np.maximum(claims.end[:rows], now)
+        live = np.isfinite(ends)
+        at = [ends[live]]
+        amounts = [claims.slots[:rows][live]]
+        for start, end, _, units in self.deferred:  # this session's starts
+            back = end > start and math.isfinite(end)  # given back (a change) at its end
+            at.append(np.array([now, end] if back else [now]))
+            amounts.append(np.array([0.0, float(units.sum())] if back else [0.0]))
+        base = float(free.sum()) + sum(
+            float(units.sum()) for start, end, _, units in self.deferred if not end > start
+        )
+        times = np.concatenate(([now], *at))
+        order = np.argsort(times, kind="stable")
+        values = base + np.cumsum(np.concatenate(([0.0], *amounts))[order])
+        instants, last = np.unique(times[order][::-1], return_index=True)
+        totals = values[len(values) - 1 - last]  # the value after each instant's changes
+        enough = np.flatnonzero(totals >= n)
+        if not len(enough):
+            return None
+        start = float(instants[enough[0]])
+        avail, rise = self._rows_at(start)
+        order_hosts = np.lexsort((-rise,))  # freed latest first, then host order
+        found = _ordered_place(avail.astype(np.float64), n, order_hosts)
+        if found is None:
+            raise InternalError("a plain job whose instant has room found no placement")
+        return start, found[0], found[1]
 
     def _plan(
         self, n: int, duration: float, hint: IndexArray | None
@@ -585,6 +680,47 @@ class _Session:
         key = _hint_key(hint, len(self.base))
         self.hint_key = (hint, key)
         return key
+
+
+class _Head:
+    """The session's one plan, made on the rows (``SimOptions.one_plan_on_rows``): a
+    job that would run past its start may take, per host, the free slots but no more
+    than the profile has there at the plan's start (``left``: the plan's hosts; no
+    limit elsewhere), since before it availability only rises from now and after it
+    only rises until the plan ends. ``short``: the free slots that limit withholds."""
+
+    __slots__ = ("hosts", "left", "short", "start")
+
+    def __init__(
+        self,
+        start: float,
+        hosts: IndexArray,
+        slots: IntArray,
+        avail: IntArray | None,
+        free: IntArray,
+    ) -> None:
+        self.start = start
+        self.hosts = hosts
+        self.left = np.full(len(free), _NO_LIMIT, dtype=np.int64)
+        if avail is not None:  # (a plan of no duration holds nothing)
+            self.left[hosts] = avail[hosts] - slots
+        self.short = self._short(free)
+
+    def _short(self, free: IntArray) -> int:
+        hosts = self.hosts
+        return int(np.maximum(free[hosts] - self.left[hosts], 0).sum())
+
+    def started(
+        self, hosts: IndexArray, slots: IntArray, duration: float, end: float, free: IntArray
+    ) -> None:
+        """A job started now on ``hosts`` (charged to ``free``): held past the plan's
+        start, it lowers the profile there."""
+        if duration > 0 and end > self.start:
+            self.left[hosts] -= np.where(self.left[hosts] < _NO_LIMIT, slots, 0)
+        self.short = self._short(free)
+
+
+_NO_LIMIT = np.iinfo(np.int64).max // 2
 
 
 def _totals(
