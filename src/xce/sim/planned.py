@@ -217,6 +217,7 @@ class ArrayPlanning:
         # and the ends since the last session that came before the estimate
         self.keep_plans = replay.sim.options.kept_plans
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
+        self.profiled = False  # the last session built its profile
         self.kept: dict[int, _Plan | None] = {}
         self.expected: dict[int, float] = {}
         self.early: list[float] = []
@@ -248,6 +249,7 @@ class ArrayPlanning:
             elif first:
                 table.extras(i, 0, 0.0, False, outcome, outcome is not None)
         stats.decisions += len(jobs)
+        self.profiled = session.profile is not None
         self.kept = kept if self.keep_plans else {}
         self.early.clear()
         if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
@@ -579,8 +581,16 @@ class _Session:
         return hosts.astype(space.small), slots, int(hosts.min()), len(hosts)
 
     def _on_rows(self, hint: IndexArray | None) -> bool:
-        """Whether the session's first plan is made on the rows (no profile, no hint)."""
-        return self.profile is None and not self.planned and hint is None and self.planning.rows
+        """Whether the session's first plan is made on the rows (no profile, no hint;
+        not when the last session needed the profile, as it then likely does again)."""
+        planning = self.planning
+        return (
+            self.profile is None
+            and not self.planned
+            and hint is None
+            and planning.rows
+            and not planning.profiled
+        )
 
     def _rows_at(self, at: float) -> tuple[IntArray, FloatArray]:
         """Per host, what the profile has at ``at`` (the free slots, the jobs started
