@@ -121,8 +121,6 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         if isinstance(found, planned_module._Absent):
             seen["kept plan refused, " + ("its run meets a rise" if meets else "room before")] += 1
         else:
-            if meets:
-                seen["kept plan though its run meets a rise (fewest buckets)"] += 1
             seen["kept plan" if found is not None else "kept: no room"] += 1
             if found is not None and self.moved:
                 seen["kept plan checked after a new hold"] += 1
@@ -207,7 +205,6 @@ REACHED = {
     "kept plan checked after a new hold",
     "kept plan beside a rise",
     "kept plan refused, its run meets a rise",
-    "kept plan though its run meets a rise (fewest buckets)",
     "first plan on rows",
     "first plan on rows, no room",
     "started beside a plan on rows",
@@ -221,10 +218,9 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     on views (with a hint, backfilled), reserve, plan (ahead, with and without room,
     keeping and leaving a hint, jobs without an estimate), place on views in an order
     of their own (one host, several, not in host order), and keep plans from the last
-    session (with no room, checked after a new hold, beside a rise, a plan of the
-    fewest buckets whose run meets one) or refuse to (a run that meets a rise, an
-    earlier instant with room); make a session's first plan on the rows (with and
-    without room) and start or hold jobs beside it."""
+    session (with no room, checked after a new hold, beside a rise) or refuse to (a run
+    that meets a rise, an earlier instant with room); make a session's first plan on
+    the rows (with and without room) and start or hold jobs beside it."""
     seen: Counter[str] = Counter()
     policies: Counter[str] = Counter()
 

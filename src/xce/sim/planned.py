@@ -301,11 +301,7 @@ class _Session:
       hold of the last session that is not held again this session, over that hold);
       its run from now, each earlier candidate's run, and its run from ``T`` must miss
       them all, else the candidates that meet them are tried (an earlier one with room
-      means a fresh plan) and a run from ``T`` that meets one is planned afresh —
-      unless its plan is the balanced one of the fewest buckets any host could take
-      (:meth:`_fewest_buckets`; on one-slot hosts, every plan) and ``T`` is still a
-      candidate: no plan of fewer buckets fits whatever rose, so with its hint first
-      and its hosts holding their claims (then checked) it is made again on them;
+      means a fresh plan) and a run from ``T`` that meets one is planned afresh;
     - ``H`` still holds its claims over its run from ``T`` — checked only once a hold
       of this session came before it that the last one did not have (``moved``): else
       what it sees is the last session's final profile (never below 0) plus its own
@@ -494,8 +490,7 @@ class _Session:
         if last is None:
             return None if not self.rises else _ABSENT
         start, hosts, slots = last
-        meets = self._meets(start, duration)
-        if meets and not self._fewest_buckets(n, slots):
+        if self._meets(start, duration):
             return _ABSENT  # what its run sees may have risen: planned afresh
         if self.rises:  # earlier candidates whose run meets a rise: any with room?
             profile = self._profile()
@@ -511,12 +506,7 @@ class _Session:
                 avail = profile.window(t, t + duration, positive=SLOTS)[SLOTS]
                 if float(np.maximum(avail, 0.0).sum()) >= n:
                     return _ABSENT
-        if meets:  # the first candidate from ``start`` on: ``start``, if it still is one
-            times = self._profile().times()
-            at = int(np.searchsorted(times, start))
-            if at == len(times) or times[at] != start:
-                return _ABSENT
-        if self.moved or meets:
+        if self.moved:
             profile = self._profile()
             wanted = np.zeros(len(self.base), dtype=np.bool_)
             wanted[hosts] = True
@@ -524,18 +514,6 @@ class _Session:
             if not bool(np.all(avail[hosts] >= slots)):
                 return _ABSENT
         return last
-
-    def _fewest_buckets(self, n: int, slots: IntArray) -> bool:
-        """Whether ``slots`` (a plan of ``n`` tasks) is the balanced plan of the fewest
-        buckets any host could take (``k`` buckets, the big ones first, where ``k - 1``
-        would need a bucket larger than the largest host): no availability lets a plan
-        of fewer buckets fit, so with its hint first and its hosts holding their claims,
-        it is made again on them whatever rose."""
-        k = len(slots)
-        q, r = divmod(n, k)
-        if k > 1 and -(-n // (k - 1)) <= self.planning.replay.space.top:
-            return False  # k - 1 buckets could fit a host
-        return bool(np.all(slots[:r] == q + 1) and np.all(slots[r:] == q))
 
     def _considered(self, q: int) -> int:
         """How many jobs of queue ``q`` were offered a plan before this one (it counts)."""
