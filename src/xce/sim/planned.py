@@ -748,10 +748,10 @@ def _columns(placed: Placed) -> Placement:
 
 
 def _hint_key(hint: IndexArray, n: int) -> FloatArray:
-    """Per host: its first position in ``hint`` (``n`` where it is not in it)."""
+    """Per host: its position in ``hint`` (``n`` where it is not in it). A hint is a
+    plan's hosts, each once."""
     key = np.full(n, float(n))
-    hosts, at = np.unique(hint, return_index=True)
-    key[hosts] = at
+    key[hint[::-1]] = np.arange(len(hint) - 1, -1, -1, dtype=np.float64)  # first wins
     return key
 
 
