@@ -30,8 +30,8 @@ from test_plain_replay import (
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
 from xce.sim.handoff import CoreHandoff
 from xce.sim.model import SimJob
+from xce.sim.placement import place
 from xce.sim.plain import plain_replay
-from xce.sim.planned import place
 
 EXAMPLES = 120
 PLANNING = ("easy", "conservative")
@@ -166,10 +166,8 @@ def traced(seen: Counter[str]) -> Iterator[None]:
     def traced_ordered(avail: Any, n: int, order: Any) -> Any:
         found = ordered(avail, n, order)
         if found is not None and order is not None:
-            hosts, slots = found
+            hosts = found[0]
             kind = "one host" if len(hosts) == 1 else "several hosts"
-            if len(hosts) > 1 and int(slots.sum()) == n and len(set(slots.tolist())) > 2:
-                kind = "fill"
             seen[f"view placement in order, {kind}"] += 1
             if len(hosts) > 1 and not np.all(np.diff(hosts) > 0):
                 seen["view placement out of host order"] += 1

@@ -73,6 +73,7 @@ from xce.core.pickers import (
 from xce.errors import InputError, InternalError, clip
 from xce.sim.handoff import CoreHandoff
 from xce.sim.model import RecordTable, SimJob, Timeline, pending_job
+from xce.sim.placement import at_least, balanced, fill
 from xce.sim.planned import array_planning
 
 if TYPE_CHECKING:
@@ -298,64 +299,15 @@ class _Free:
 
     def _balanced(self, n: int) -> tuple[IntArray, IntArray] | None:
         """The first balanced plan of k >= 2 buckets that fits, placed."""
-        free = self.free
-        at_least = self._at_least()
-        last = min(n, int(at_least(np.ones(1, dtype=np.int64))[0]))
-        if last < 2:
-            return None
-        ks = np.arange(2, last + 1, dtype=np.int64)
-        q = n // ks
-        r = n - q * ks
-        fits = (at_least(q + 1) >= r) & (at_least(q) >= ks)
-        i = int(fits.argmax())
-        if not fits[i]:
-            return None
-        k, q1, r1 = int(ks[i]), int(q[i]), int(r[i])
-        if r1 == 0:
-            hosts = np.flatnonzero(free >= q1)[:k]
-            return hosts, same_slots(q1, k)
-        big = np.flatnonzero(free > q1)[:r1]
-        rest = free >= q1
-        rest[big] = False
-        small = np.flatnonzero(rest)[: k - r1]
-        slots = np.concatenate(
-            (np.full(r1, q1 + 1, dtype=np.int64), np.full(k - r1, q1, dtype=np.int64))
-        )
-        return np.concatenate((big, small)), slots
+        return balanced(self.free, n, self._at_least())
 
     def _at_least(self) -> Callable[[IntArray], IntArray]:
-        """How many hosts have at least s slots free, for each s of an array: from a
-        histogram of free slots when the largest host is small beside the host count,
-        else by searching the sorted free counts (no array as long as the largest host)."""
-        free = self.free
-        top = self.top
-        if top <= 4 * len(free) + 64:
-            ge = np.bincount(free, minlength=top + 2)[::-1].cumsum()[::-1]  # ge[s]: >= s
-
-            def counted(s: IntArray) -> IntArray:
-                out: IntArray = ge[np.minimum(s, top + 1)]
-                return out
-
-            return counted
-        ordered = np.sort(free)
-
-        def searched(s: IntArray) -> IntArray:
-            out: IntArray = len(ordered) - np.searchsorted(ordered, s, side="left")
-            return out
-
-        return searched
+        """How many hosts have at least s slots free, for each s of an array."""
+        return at_least(self.free, self.top)
 
     def _fill(self, n: int) -> tuple[IntArray, IntArray]:
         """The fill plan: hosts in order, each taking what it can of the rest."""
-        free = self.free
-        hosts = np.flatnonzero(free > 0)
-        taken = free[hosts]
-        upto = np.cumsum(taken)
-        last = int(np.searchsorted(upto, n))  # the first host reaching n
-        hosts = hosts[: last + 1]
-        slots = taken[: last + 1].copy()
-        slots[-1] -= int(upto[last]) - n
-        return hosts, slots
+        return fill(self.free, n)
 
     def charge(self, hosts: npt.NDArray[np.intp], slots: IntArray) -> None:
         """Take ``slots`` on distinct ``hosts`` (a placement made elsewhere)."""

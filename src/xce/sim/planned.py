@@ -14,11 +14,12 @@ slots over future time, and each of its steps has a form on arrays:
 - *its earliest start* (``Planner.plan``): the first instant (now, or one at which the
   profile changes) at which the hosts' lowest points over its run add up to its tasks;
   placed there on them;
-- a placement on a view is the allocator's on slots alone (:func:`place`): the first
-  plan of ``k = 1, 2, ...`` balanced buckets, else the fill plan, taking hosts in the
-  view's order: the job's hint first (the hosts of its last planned placement, in claim
-  order, when its policy ``keeps_placements``), then, for a plan, the hosts freed latest
-  by its start, then host order. A plain job fits a view iff the view's slots add up to
+- a placement on a view is the allocator's on slots alone
+  (:func:`xce.sim.placement.place`: the first plan of ``k = 1, 2, ...`` balanced
+  buckets, else the fill plan), taking hosts in the view's order: the job's hint first
+  (the hosts of its last planned placement, in claim order, when its policy
+  ``keeps_placements``), then, for a plan, the hosts freed latest by its start, then
+  host order. A plain job fits a view iff the view's slots add up to
   its tasks (the fill plan takes what any host has).
 
 The profile is the planner's own (:class:`~xce.alloc.profile.Profile`, the same changes
@@ -56,17 +57,17 @@ from xce.alloc.profile import Profile
 from xce.cluster import SLOTS
 from xce.cluster.estimates import estimate
 from xce.errors import InternalError
+from xce.sim.placement import Placement, place
 
 if TYPE_CHECKING:
     from xce.backfill import BackfillPolicy
     from xce.sim.plain import Placed, PlainReplay
 
-__all__ = ["ArrayPlanning", "array_planning", "place"]
+__all__ = ["ArrayPlanning", "array_planning"]
 
 IntArray = npt.NDArray[np.int64]
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
-Placement = tuple[IndexArray, IntArray]  # hosts in claim order, slots per host
 _Plan = tuple[float, IndexArray, IntArray]  # a planned start, hosts, slots
 
 
@@ -95,58 +96,12 @@ def array_planning(replay: PlainReplay) -> ArrayPlanning | None:
     return ArrayPlanning(replay, policies)
 
 
-def place(avail: IntArray, n: int) -> Placement | None:
-    """Where the allocator puts ``n`` tasks of a plain job on hosts with ``avail`` free
-    slots, taken in array order (None: fewer than ``n`` in all). Hosts are array
-    positions, in claim order.
-
-    The first plan of ``k = 1, 2, ...`` balanced buckets that fits (``r = n mod k``
-    buckets of ``ceil(n/k)`` on the first ``r`` hosts with that many, then ``k - r`` of
-    ``floor(n/k)`` on the first others with that many: each bucket on a fresh host
-    iterator), else the fill plan (each host in order takes what it can of the rest)."""
-    room = np.maximum(avail, 0)
-    if int(room.sum()) < n:
-        return None
-    one = np.flatnonzero(room >= n)
-    if len(one):
-        return one[:1], np.array([n], dtype=np.int64)
-    ge = np.bincount(room)[::-1].cumsum()[::-1]  # ge[s]: hosts with at least s free
-    top = len(ge) - 1
-
-    def at_least(s: IntArray) -> IntArray:
-        out: IntArray = np.where(s > top, 0, ge[np.minimum(s, top)])
-        return out
-
-    last = min(n, int(ge[1]) if top >= 1 else 0)
-    if last >= 2:
-        ks = np.arange(2, last + 1, dtype=np.int64)
-        q = n // ks
-        r = n - q * ks
-        fits = (at_least(q + 1) >= r) & (at_least(q) >= ks)
-        i = int(fits.argmax())
-        if fits[i]:
-            k, q1, r1 = int(ks[i]), int(q[i]), int(r[i])
-            big = np.flatnonzero(room > q1)[:r1]
-            rest = room >= q1
-            rest[big] = False
-            small = np.flatnonzero(rest)[: k - r1]
-            slots = np.concatenate(
-                (np.full(r1, q1 + 1, dtype=np.int64), np.full(k - r1, q1, dtype=np.int64))
-            )
-            return np.concatenate((big, small)), slots
-    hosts = np.flatnonzero(room > 0)
-    taken = room[hosts]
-    upto = np.cumsum(taken)
-    end = int(np.searchsorted(upto, n))  # the first host reaching n
-    slots = taken[: end + 1].astype(np.int64)
-    slots[-1] -= int(upto[end]) - n
-    return hosts[: end + 1], slots
-
-
-def _ordered_place(avail: FloatArray, n: int, order: IndexArray | None) -> Placement | None:
+def _ordered_place(
+    avail: FloatArray | IntArray, n: int, order: IndexArray | None
+) -> Placement | None:
     """:func:`place` on ``avail`` (units, whole numbers) with hosts taken in ``order``
     (None: host order); hosts come back as host indices."""
-    units = avail.astype(np.int64)
+    units = avail.astype(np.int64, copy=False)
     if order is None:
         return place(units, n)
     found = place(units[order], n)
@@ -620,7 +575,7 @@ class _Session:
         start = float(instants[enough[0]])
         avail, rise = self._rows_at(start)
         order_hosts = np.lexsort((-rise,))  # freed latest first, then host order
-        found = _ordered_place(avail.astype(np.float64), n, order_hosts)
+        found = _ordered_place(avail, n, order_hosts)
         if found is None:
             raise InternalError("a plain job whose instant has room found no placement")
         return start, found[0], found[1]
