@@ -74,6 +74,8 @@ class Case:
     backfill: str | None = None  # SimOptions.backfill (queues may name their own)
     preemptor: str | None = None  # SimOptions.preemptor (a declared queue may preempt)
     preempts: tuple[tuple[str, str], ...] = ()  # (queue, a queue it preempts)
+    # work running when the replay begins: (host slots, start, runtime, estimate, queue)
+    running: tuple[tuple[dict[str, int], float, float, float | None, str], ...] = ()
 
     def state(self) -> ClusterState:
         b = ClusterBuilder()
@@ -87,6 +89,11 @@ class Case:
             )  # fmt: skip
         if self.default_picker is not None:
             b.picker(self.default_picker)
+        for k, (on, start, runtime, estimate, queue) in enumerate(self.running):
+            b.running(
+                f"r{k}", on, user=USERS[k % len(USERS)], queue=queue, start_time=start,
+                runtime=runtime, requested_time=estimate,
+            )  # fmt: skip
         return b.build()
 
     def options(self, plain: bool) -> SimOptions:
@@ -201,7 +208,7 @@ def assert_same_result(fast: SimResult, general: SimResult) -> None:
     assert fast.total_slots == general.total_slots
     assert fast.host_capacity == general.host_capacity
     assert list(fast.host_names) == list(general.host_names)
-    assert fast.base_load == general.base_load == []
+    assert fast.base_load == general.base_load
     assert metrics(fast) == metrics(general)
     if isinstance(fast.records, RecordTable) and isinstance(general.records, RecordTable):
         assert np.array_equal(fast.records.slots, general.records.slots)  # 0 if never ran
@@ -231,6 +238,65 @@ def test_plain_replay_decides_as_the_general_path(case: Case) -> None:
     fairshare;
     single_queue on and off; enforce_walltime on and off) reach the plain replay, and it
     gives the general path's records, timeline, hosts and metrics."""
+    both_ways(case)
+
+
+def initial_work(
+    draw: st.DrawFn, case: Case
+) -> tuple[tuple[dict[str, int], float, float, float | None, str], ...]:
+    """0-6 pieces of work running when the replay begins, each on 1-3 ok hosts with
+    room for it (what the pieces before it left), started up to 20 s before 0, ending
+    before the first submission, at one, or long after; estimates none, shorter or
+    longer than the runtime (some overdue by the first session); in any queue."""
+    left = {f"h{i}": slots for i, (slots, status) in enumerate(case.hosts) if status == "ok"}
+    names = [q[0] for q in case.queues] + ["normal"]
+    out = []
+    for _ in range(draw(st.integers(0, 6))):
+        free = sorted(h for h, n in left.items() if n > 0)
+        if not free:
+            break
+        on = {}
+        for h in draw(st.lists(st.sampled_from(free), min_size=1, max_size=3, unique=True)):
+            on[h] = draw(st.integers(1, left[h]))
+            left[h] -= on[h]
+        start = -draw(st.sampled_from((0.0, 1.0, 5.0, 20.0)))
+        runtime = draw(st.sampled_from((0.5, 1.0, 2.0, 10.0, 25.0, 60.0))) - start
+        estimate = draw(st.sampled_from((None, 1.0, 3.0, 30.0, 100.0)))
+        out.append((on, start, runtime, estimate, draw(st.sampled_from(names))))
+    return tuple(out)
+
+
+@st.composite
+def cases_with_initial_work(draw: st.DrawFn) -> Case:
+    """A plain case (fcfs, strict or the default picker: an order of its own counts
+    the slots of the initial work's users; no queue preempting: its sessions go to the
+    core; both leave it to the general path) with work running when it begins."""
+    case = draw(plain_cases())
+    monotone = st.sampled_from((None, "fcfs", "strict"))
+    # every queue plans (its sessions on the arrays), or none does
+    plans = draw(st.booleans())
+    policies = st.sampled_from((None, "easy", "conservative") if plans else (None, "none"))
+    session = draw(st.sampled_from(("easy", "conservative") if plans else (None, "none")))
+    queues = tuple((q[0], q[1], draw(monotone), None, draw(policies), q[5]) for q in case.queues)
+    case = dataclasses.replace(
+        case,
+        queues=queues,
+        default_picker=draw(monotone),
+        picker=draw(monotone),
+        backfill=session,
+        preempts=(),
+    )
+    return dataclasses.replace(case, running=initial_work(draw, case))
+
+
+@settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+@given(case=cases_with_initial_work())
+def test_initial_work_replays_as_the_general_path(case: Case) -> None:
+    """issue 27 property: random plain workloads that begin with work running (on
+    random ok hosts, ending before, at and long after the first submission, estimates
+    none, shorter and longer) reach the plain replay, and it gives the general path's
+    records, timeline, hosts, base load and metrics (any backfill: sessions that plan
+    go to the core or the arrays, see tests/test_plain_planning.py)."""
     both_ways(case)
 
 
@@ -845,8 +911,18 @@ NOT_PLAIN = {
     "plain_replay off": _with_options(plain_replay=False),
     "limits": _with_cluster(lambda b: b.limit("cap", slots=6)),
     "reservation": _with_cluster(lambda b: b.reservation("maint", 50.0, 60.0, hosts=["h0"])),
-    "initial running work": _with_cluster(
-        lambda b: b.running("r0", {"h0": 2}, start_time=0.0, runtime=30.0)
+    "initial work that never ends": _with_cluster(
+        lambda b: b.running("r0", {"h0": 2}, start_time=0.0)
+    ),
+    "initial work holding memory": _with_cluster(
+        lambda b: (
+            b.resource("mem", "consumable")
+            .host("hm", 4, resources={"mem": 100})
+            .running("r0", {"hm": 2}, rusage={"mem": 10}, start_time=0.0, runtime=30.0)
+        )
+    ),
+    "initial work under fairshare": _with_cluster(
+        lambda b: b.picker("fairshare").running("r0", {"h0": 2}, start_time=0.0, runtime=30.0)
     ),
 }
 
@@ -871,7 +947,8 @@ def test_fairshare_queues_take_the_plain_replay(name: str) -> None:
 def test_non_plain_replays_take_the_general_path(name: str) -> None:
     """Each non-plain input or option (a select, rusage, span, order or same requirement, an
     interval, fast paths or the plain
-    replay off, limits, a reservation, initial running work) makes
+    replay off, limits, a reservation, initial work that never ends, holds more than
+    slots, or runs under a picker with an order of its own) makes
     ``plain_replay`` None; the general path still replays it: every job ends once,
     within capacity."""
     state, jobs, options = NOT_PLAIN[name]()

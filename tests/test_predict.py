@@ -636,8 +636,10 @@ def taught(case: tuple[str, tuple[FinishedJob, ...]]) -> RuntimePredictor:
 @dataclass(frozen=True)
 class Recording(Policy):
     """A policy whose core logs every event the replay applies (with its time) and, per
-    session, how many jobs it was given of how many pending."""
+    session, how many jobs it was given of how many pending. Session by session (the
+    plain replay runs no core to record: tests/test_predict_plain.py checks it)."""
 
+    plain: bool = False
     events: list[Event] = field(default_factory=list, compare=False)
     sessions: list[tuple[int, int]] = field(default_factory=list, compare=False)
 
@@ -705,7 +707,7 @@ def test_first_session_decides_as_xce_schedule(
     the shortcut as without it."""
     state = state_of(doc)
     now = state.session_time() + later
-    policy = Policy(picker=picker, backfill=backfill, shortcuts=shortcuts)
+    policy = Policy(picker=picker, backfill=backfill, shortcuts=shortcuts, plain=False)
     run = forward_replay(state, taught(case).predict, policy=policy, now=now)
     want = SchedulerCore(state, picker=picker, backfill=backfill).run_session(now=now)
     assert run.first is not None
@@ -1129,9 +1131,12 @@ def conservative_state() -> ClusterState:
 def test_conservative_plans_are_the_predictions_when_jobs_run_to_their_limits() -> None:
     """With predictor limit (every job runs its requested time) the first session's
     conservative plans are kept: each job starts where it was planned (hand-computed
-    above), and the predictions are those numbers."""
+    above), and the predictions are those numbers, session by session (the first
+    session read) and on the plain replay."""
     state = conservative_state()
-    run = forward_replay(state, REGISTRY.make("limit").predict)
+    limit = REGISTRY.make("limit").predict
+    assert forward_replay(state, limit).starts == CONSERVATIVE  # the plain replay
+    run = forward_replay(state, limit, policy=Policy(plain=False))
     assert run.first is not None
     plans = {}
     for d in run.first.decisions:

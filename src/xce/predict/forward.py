@@ -67,12 +67,15 @@ Runtime = Callable[[Asked], float]
 class Policy:
     """How the scheduler decides: what ``xce schedule`` is given. ``shortcuts``: the
     exact session shortcut (:class:`_Candidates`); off, every session tries every
-    pending job, and decides alike."""
+    pending job, and decides alike. ``plain``: a plain snapshot replayed on the
+    simulator's plain replay (:mod:`xce.predict.plain`); off, session by session, and
+    alike."""
 
     picker: str | None = None
     backfill: str | None = None
     preemptor: Preemptor | None = None
     shortcuts: bool = True
+    plain: bool = True
     registry: PickerRegistry | None = field(default=None, compare=False)
     batch: int = 32  # jobs per batch of a session the shortcut feeds in batches
 
@@ -93,7 +96,10 @@ class Policy:
 class ForwardRun:
     """One forward replay: per pending job of the snapshot, when it starts (None: never,
     in this run), and for an array record when its last task starts; why the jobs that
-    never start wait (their last decision); the first session's result."""
+    never start wait (their last decision); the first session's result (None when the
+    replay ran on the plain replay: no session of the core ran); the sessions it ran
+    and the jobs it ended until it stopped (after the last start, or once nothing was
+    left to happen)."""
 
     now: float
     starts: dict[str, float | None]
@@ -139,8 +145,23 @@ def forward_replay(
 ) -> ForwardRun:
     """Replay ``state`` forward from ``now`` (default: its session time), each job
     running ``runtime`` of what it is asked (see the module docstring); with ``until``,
-    only until those of its pending jobs have started (``xce predict --job``)."""
-    return _Replay(state, runtime, policy or Policy(), now, until).run()
+    only until those of its pending jobs have started (``xce predict --job``).
+
+    The running work's runtimes are asked first, then every pending job's (but an array
+    record's tasks, asked as they start), in the snapshot's order. A plain snapshot is
+    replayed on the simulator's plain replay (:mod:`xce.predict.plain`,
+    ``Policy.plain``), any other session by session."""
+    from xce.predict.plain import plain_forward
+
+    policy = policy or Policy()
+    at = state.session_time() if now is None else now
+    totals = {r.id: runtime(asked_running(r, state, at)) for r in state.running}
+    lengths = {j.id: runtime(asked_pending(j, state)) for j in state.jobs if j.array is None}
+    if until is None:
+        fast = plain_forward(state, lengths, totals, policy, at)
+        if fast is not None:
+            return fast
+    return _Replay(state, runtime, policy, at, until, totals, lengths).run()
 
 
 class _Replay:
@@ -149,12 +170,15 @@ class _Replay:
         state: ClusterState,
         runtime: Runtime,
         policy: Policy,
-        now: float | None,
-        until: frozenset[str] | None = None,
+        now: float,
+        until: frozenset[str] | None,
+        totals: dict[str, float],
+        lengths: dict[str, float],
     ) -> None:
         self.state = state
         self.runtime = runtime
-        self.now = state.session_time() if now is None else now
+        self.totals = totals  # the running work's runtimes in all
+        self.now = now
         self.core = policy.core(state)
         self.heap: list[tuple[float, int, str]] = []
         self.seq = 0
@@ -165,7 +189,7 @@ class _Replay:
         self.left = set(self.watched)  # the watched jobs still pending (kept as they start)
         self.run_of = ForwardRun(self.now, dict.fromkeys(self.records))
         self.own: dict[str, PendingJob] = {}  # jobs started in the replay (requeue)
-        self.lengths: dict[str, float] = {}  # job -> its runtime (kept for a requeue)
+        self.lengths = dict(lengths)  # job -> its runtime (an array task's once started)
         self.moments = sorted(self._moments())
         # job -> the delays of the ``after`` items waiting on its start; its start
         self.after: dict[str, list[float]] = {}
@@ -187,8 +211,7 @@ class _Replay:
 
     def run(self) -> ForwardRun:
         for r in self.state.running:
-            total = self.runtime(asked_running(r, self.state, self.now))
-            self._end_at(r.id, max(r.start_time + total, self.now))
+            self._end_at(r.id, max(r.start_time + self.totals[r.id], self.now))
         for r in self.state.running:
             self._note_start(r.id, r.start_time)
         t = self.now

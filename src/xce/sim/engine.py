@@ -110,6 +110,7 @@ __all__ = [
     "SimResult",
     "SimStats",
     "Simulation",
+    "forever_state",
     "next_session_time",
     "verify",
 ]
@@ -267,7 +268,9 @@ class Simulation:
         )
         self._shadow_outlives: list[tuple[float, str]] = []  # (when, job): see _outlive_at
         # answers "could this job ever run here?", with the same allocator plugins
-        self._probe = Allocator(_forever(empty), default_registry(extra=self.options.allocators))
+        self._probe = Allocator(
+            forever_state(empty), default_registry(extra=self.options.allocators)
+        )
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
         self.progress = progress
         self._heap: list[tuple[float, int, int, str]] = []
@@ -389,6 +392,17 @@ class Simulation:
             result = plain.run() if plain is not None else self._run()
         result.warnings[:] = self.warnings
         return result
+
+    def run_plain(self) -> tuple[PlainReplay, SimResult] | None:
+        """Replay the workload to its end on the plain replay, with what it counted,
+        when the simulation is plain (None, and nothing run, otherwise)."""
+        with _few_collections():
+            plain = self._plain_replay()
+            if plain is None:
+                return None
+            result = plain.run()
+        result.warnings[:] = self.warnings
+        return plain, result
 
     def _plain_replay(self) -> PlainReplay | None:
         """The plain replay of this simulation, if it is plain (:mod:`xce.sim.plain`)."""
@@ -1301,7 +1315,7 @@ def _few_collections() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _forever(state: ClusterState) -> ClusterState:
+def forever_state(state: ClusterState) -> ClusterState:
     """The cluster once everything that ends has ended: only running work without a
     runtime (it never finishes in the simulation) still holds what it holds."""
     used = {k: np.zeros_like(v) for k, v in state.used.items()}

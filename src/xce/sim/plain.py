@@ -4,7 +4,7 @@ plain workloads (issue 15).
 A replay is *plain* when every job asks for slots alone (a fixed task count; no select,
 ``order[]``, ``rusage``, ``span``, ``same``, affinity or compute units: one primary of one
 alternative) and nothing but free slots can keep a job out: no limits, no advance
-reservations, no work running when the replay begins, no job waiting for another (no
+reservations, no job waiting for another (no
 dependency, no SWF feedback: :mod:`xce.sim.flow`), builtin allocator plugins only,
 sessions at every event time (no ``interval``), and every queue's picker declares
 ``monotone_in_session`` (it offers jobs first come, first served) or offers its own
@@ -16,6 +16,12 @@ pickers through their Protocols (:func:`~xce.core.pickers.picker_traits`,
 :func:`~xce.core.pickers.plain_order`), never their names. A backfill policy that plans,
 or a queue that preempts, changes a session only once a job in it cannot start: such
 sessions are run by the simulation's own core (:mod:`xce.sim.handoff`).
+
+Work running when the replay begins (a snapshot's, e.g. ``xce predict``'s forward
+replay) is taken when each piece holds slots alone on ok hosts and has a runtime: it
+holds its slots until then, and planning counts it as the core does (until its start
+plus its estimate). Not with a picker that has an order of its own (it counts the
+slots its users hold), nor when sessions that plan go to the core.
 
 Such a replay needs none of the layers a session goes through (picker cursors, the
 allocator's contexts and plan iterators, the core's events): this module keeps one array
@@ -60,6 +66,7 @@ import numpy.typing as npt
 from xce.alloc.outcome import same_slots
 from xce.alloc.request import PreparedPrimary, prepare_requirement
 from xce.cluster import SLOTS, HostStatus, PendingJob, Queue
+from xce.cluster.estimates import estimate
 from xce.cluster.schema import MAX_NUMBER
 from xce.core.pickers import (
     ClockedPlainOrder,
@@ -102,10 +109,13 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         return None
     core = sim.core
     state = core.state
-    if state.running or state.limits or state.reservations or state.shared_used:
+    if state.limits or state.reservations or state.shared_used:
         return None
     capacity = _slot_capacity(sim)
     if capacity is None:
+        return None
+    initial = _initial_work(sim, capacity)
+    if initial is None:
         return None
     tasks = _plain_tasks(sim)
     if tasks is None or not _numbers_in_range(sim):
@@ -128,13 +138,27 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         orders.append(order)
     planning = [core.backfill_for(name).plans for name in queues]
     preempting = any(q.preempts for q in state.queues.values())
+    if initial and any(o is not None for o in orders):
+        return None  # an order of its own counts the initial work's users' slots
     clocked = any(isinstance(o, ClockedPlainOrder) for o in orders)
     if clocked and (any(planning) or preempting):
         # the core's usage books would miss the work that never reached it (handoff)
         return None
-    return PlainReplay(
-        sim, capacity, tasks, queues, strict, verdicts, orders, planning, preempting=preempting
+    replay = PlainReplay(
+        sim,
+        capacity,
+        tasks,
+        queues,
+        strict,
+        verdicts,
+        orders,
+        planning,
+        preempting=preempting,
+        initial=initial,
     )
+    if initial and replay.handoff is not None and replay.arrays is None:
+        return None  # the core's sessions would have to be told of the initial work
+    return replay
 
 
 def _verdicts(sim: Simulation, tasks: list[int], total: int) -> dict[int, str | None] | None:
@@ -173,21 +197,70 @@ def _numbers_in_range(sim: Simulation) -> bool:
         if not (np.isfinite(values).all() and (np.abs(values) <= MAX_NUMBER).all()):
             return False
     latest = float(np.abs(submit).max()) if len(submit) else 0.0
+    for run in sim.core.state.running:  # the work running when it begins ends first
+        if run.runtime is not None and math.isfinite(run.start_time + run.runtime):
+            latest = max(latest, abs(run.start_time + run.runtime))
     return latest + float(runtime.sum()) <= MAX_NUMBER
 
 
 def _slot_capacity(sim: Simulation) -> IntArray | None:
     """Each host's slots if it is ok (0 if not), when every count is a whole number and
-    none is held; None otherwise."""
+    nothing but the slots of the work running is held; None otherwise."""
     state = sim.core.state
     slots = state.hosts.capacity[SLOTS]
     ok = np.asarray(state.hosts.status == HostStatus.OK)
     mine = np.where(ok, slots, 0.0)
     if not np.all(np.isfinite(mine)) or np.any(mine < 0) or np.any(mine != np.floor(mine)):
         return None
-    if any(np.any(used != 0) for used in state.used.values()):
+    if any(np.any(used != 0) for name, used in state.used.items() if name != SLOTS):
         return None
     return mine.astype(np.int64)
+
+
+Initial = tuple[float, float, npt.NDArray[np.intp], IntArray]
+"""Work running when the replay begins: its end, its estimated end, hosts, slots."""
+
+
+def _initial_work(sim: Simulation, capacity: IntArray) -> list[Initial] | None:
+    """The work running when the replay begins, when every piece of it holds slots
+    alone, each once per host, on ok hosts, ends (a runtime) at a time the core takes,
+    and adds up to what the books say is held; None otherwise. Ordered as the state
+    lists it (the order the general path queues their ends in)."""
+    state = sim.core.state
+    index = state.hosts.index
+    held = np.zeros(len(capacity), dtype=np.int64)
+    out: list[Initial] = []
+    for run in state.running:
+        if run.runtime is None or run.shared:
+            return None
+        times = [run.start_time, run.runtime]
+        if run.requested_time is not None:
+            times.append(run.requested_time)
+        if not all(isinstance(t, int | float) and math.isfinite(t) for t in times):
+            return None
+        if abs(run.start_time) + abs(run.runtime) > MAX_NUMBER:
+            return None
+        hosts: list[int] = []
+        slots: list[int] = []
+        for a in run.alloc:
+            h = index.get(a.host)
+            if h is None or a.resources or capacity[h] == 0 or a.slots < 1:
+                return None
+            hosts.append(h)
+            slots.append(a.slots)
+        if not hosts or len(set(hosts)) != len(hosts):
+            return None
+        at = np.asarray(hosts, dtype=np.intp)
+        units = np.asarray(slots, dtype=np.int64)
+        held[at] += units
+        planned = estimate(run.requested_time, state.queues.get(run.queue))
+        out.append((run.start_time + run.runtime, run.start_time + planned, at, units))
+    books = state.used.get(SLOTS)
+    if books is None:
+        books = np.zeros(len(capacity))
+    if not np.array_equal(held, books) or np.any(held > capacity):
+        return None
+    return out
 
 
 def _plain_tasks(sim: Simulation) -> list[int] | None:
@@ -314,6 +387,12 @@ class _Free:
         self.free[hosts] -= slots
         self.total -= int(slots.sum())
 
+    def give_back(self, hosts: npt.NDArray[np.intp], slots: IntArray) -> None:
+        """Give back what :meth:`charge` took."""
+        self.free[hosts] += slots
+        self.total += int(slots.sum())
+        self.lo = min(self.lo, int(hosts.min()))
+
     def release(self, placed: Placed, n: int) -> None:
         """Give back what :meth:`place` charged for ``n`` slots."""
         hosts, slots, lowest, count = placed
@@ -349,8 +428,16 @@ class PlainReplay:
         planning: list[bool] | None = None,
         *,
         preempting: bool = False,
+        initial: list[Initial] | None = None,
     ) -> None:
         self.sim = sim
+        self.initial = initial or []  # the work running when the replay begins
+        # its claims, as the general path gives them (none is preempted here)
+        self.base = [
+            (a.host, run.start_time, run.start_time + (run.runtime or 0.0), a.slots)
+            for run in sim.core.state.running
+            for a in run.alloc
+        ]
         self.verdicts = verdicts
         self.capacity = capacity
         self.tasks = tasks
@@ -419,7 +506,9 @@ class PlainReplay:
         self.pending = 0
         self.busy = 0
         self.steps = 0  # starts and ends so far (a record's sequence)
-        self.ends: list[tuple[float, int, int]] = []  # (end, start step, job)
+        # (end, start step, job); the initial work's k-th piece is job len(jobs) + k, of
+        # start step -1 - k
+        self.ends: list[tuple[float, int, int]] = []
         # started jobs: (start, where, start step, killed)
         self.running: dict[int, tuple[float, Placed, int, bool]] = {}
         # queues whose backfill policy plans: the sessions that may plan go to the core
@@ -431,6 +520,10 @@ class PlainReplay:
             {j.id: i for i, j in enumerate(sim.jobs)} if self.handoff is not None else {}
         )
         self.table = RecordTable((), ())  # set by run
+        # what a driver may ask of a run (xce.predict.plain): the ends it took (the
+        # initial work's included), and how many came before its last session
+        self.ends_seen = 0
+        self.ends_by_last_session = 0
         # the sessions that plan, decided on the replay's own arrays (xce.sim.planned)
         self.arrays = array_planning(self)
 
@@ -473,6 +566,8 @@ class PlainReplay:
         ends = self.ends
         running = self.running
         space = self.space
+        first_initial = len(jobs)
+        self._begin_initial(first_initial)
         queue_of, holds, clocked = self.queue_of, self.holds, self.clocked
         ended = step_count = nxt = 0
         progress = sim.progress
@@ -487,8 +582,14 @@ class PlainReplay:
                 now = ends[0][0]
                 while ends and ends[0][0] == now:  # finishes first
                     _, start_step, i = pop(ends)
+                    if i >= first_initial:  # work running when the replay began
+                        self._end_initial(i, now)
+                        stats.events += 1
+                        self.ends_seen += 1
+                        continue
                     if i not in running or running[i][2] != start_step:
                         continue  # preempted: this end was cancelled
+                    self.ends_seen += 1
                     t0, placed, step, killed = running.pop(i)
                     if arrays is not None:
                         arrays.ended(i, now)
@@ -526,6 +627,7 @@ class PlainReplay:
                 self._enqueue(i, nxt)
             if self.pending:
                 stats.sessions += 1
+                self.ends_by_last_session = self.ends_seen
                 deciding = perf_counter()
                 if handoff is None:
                     self._session(now)
@@ -568,7 +670,26 @@ class PlainReplay:
         capacity = sim.core.state.hosts.capacity[SLOTS]
         per_host = {name: int(capacity[h]) for h, name in enumerate(names)}
         timeline = Timeline(total, times, busy_at, pending_at)
-        return SimResult(table, timeline, stats, total, per_host, [], names)
+        return SimResult(table, timeline, stats, total, per_host, self.base, names)
+
+    def _begin_initial(self, first: int) -> None:
+        """The work running when the replay begins holds its slots; its ends are queued
+        (job ``first + k``: its ``k``-th piece)."""
+        for k, (end, planned, hosts, slots) in enumerate(self.initial):
+            self.space.charge(hosts, slots)
+            self.busy += int(slots.sum())
+            heapq.heappush(self.ends, (end, -1 - k, first + k))
+            if self.arrays is not None:
+                self.arrays.began(first + k, planned, hosts, slots)
+
+    def _end_initial(self, i: int, now: float) -> None:
+        """Piece ``i`` of the initial work ends at ``now``: its slots are free."""
+        _, _, hosts, slots = self.initial[i - len(self.tasks)]
+        self.space.give_back(hosts, slots)
+        self.busy -= int(slots.sum())
+        self.freed = True
+        if self.arrays is not None:
+            self.arrays.ended(i, now)
 
     # --- sessions (each exactly a full session of the core, see the module docstring) --
     def _start(self, i: int, now: float, placed: Placed) -> None:

@@ -229,7 +229,11 @@ class ArrayPlanning:
     def started(self, i: int, now: float, placed: Placed) -> None:
         """Job ``i`` started at ``now`` (in any session): its claim is kept."""
         hosts, slots = _columns(placed)
-        end = now + self.estimates[i]
+        self.began(i, now + self.estimates[i], hosts, slots)
+
+    def began(self, i: int, end: float, hosts: IndexArray, slots: IntArray) -> None:
+        """Claim ``i`` (a job started, or work running when the replay began) holds
+        ``slots`` on ``hosts`` until its estimated ``end``."""
         self.claims.add(i, end, hosts, slots)
         self.expected[i] = end
 

@@ -1,0 +1,152 @@
+"""The forward replay of a plain snapshot on the simulator's plain replay (issue 27).
+
+A snapshot whose pending jobs ask for slots alone and whose running work holds slots
+alone is, forward from ``now``, a simulation: every pending job submitted at ``now`` in
+the order the core picks them (submit time, then arrival), running what the predictor
+gives it; the running work ending at its start plus its prediction. The simulator
+replays such a workload on free-slot arrays (:mod:`xce.sim.plain`, and
+:mod:`xce.sim.planned` for the sessions that plan), exactly as the core's sessions
+decide it. :func:`plain_forward` runs the replay that way when it provably is the one
+:class:`xce.predict.forward` would run session by session, and says None otherwise:
+
+- no preemption (no preemptor, no queue that preempts), no advance reservation, every
+  queue's picker ``monotone_in_session`` (its order is then submit time and arrival,
+  which the simulation keeps; the jobs' submit times are not read otherwise);
+- every pending job plain and ungated (no hold, begin time, dependency, array, further
+  queue or reservation: the simulation's job, turned back into the core's, is the
+  snapshot's job but for the fields only an order of its own reads: priority, QOS,
+  nice, node count, accrue time, and what the scheduler said);
+- every running piece of work ends after ``now`` (a prediction it has outlived ends it
+  *at* ``now``, after the first session: the simulation would end it before);
+- the simulation then takes its plain replay (:func:`xce.sim.plain.plain_replay`);
+- every pending job starts: the simulation reports a job no state of its ok hosts
+  could run at its submission and never queues it, but the core may hold a queue
+  behind it (under strict, a job wider than the ok hosts but not than the hosts
+  configured is a head) or offer it its queue's one plan (EASY's next job then gets
+  none).
+
+Every pending job's runtime is asked of the predictor before the replay, in the
+snapshot's order, after the running work's (the session-by-session replay asks in that
+order too, so a sampled run draws alike on both). ``sessions`` and ``ends`` count what
+that replay counts (it stops after the session of the last start); ``first`` is None:
+no session of the core ran.
+
+tests/test_predict_plain.py replays random plain snapshots both ways.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from xce.cluster import SLOTS, ClusterState, HostStatus, PendingJob
+from xce.core.pickers import picker_traits
+
+if TYPE_CHECKING:
+    from xce.predict.forward import ForwardRun, Policy
+    from xce.sim.model import SimJob
+
+__all__ = ["plain_forward"]
+
+
+def plain_forward(
+    state: ClusterState,
+    lengths: Mapping[str, float],
+    totals: Mapping[str, float],
+    policy: Policy,
+    now: float,
+) -> ForwardRun | None:
+    """The forward replay of ``state`` from ``now`` on the plain replay, each pending job
+    running ``lengths[id]`` and each running job ``totals[id]`` in all (see the module
+    docstring); None when that is not provably the session-by-session replay."""
+    from xce.predict.forward import ForwardRun
+    from xce.sim.engine import SimOptions, Simulation
+
+    if not _eligible(state, policy, now):
+        return None
+    if any(not r.start_time + totals[r.id] > now for r in state.running):
+        return None  # ended at now by an outlived prediction: after the first session
+    ok = state.hosts.status == HostStatus.OK
+    if max(j.max_tasks for j in state.jobs) > np.nansum(state.hosts.capacity[SLOTS][ok]):
+        return None  # a job that never starts (below)
+    running = tuple(replace(r, runtime=totals[r.id]) for r in state.running)
+    order = sorted(state.jobs, key=lambda j: (j.submit_time, j.order))
+    jobs = [_sim_job(j, lengths[j.id], now) for j in order]
+    plain = [j for j in jobs if j is not None]
+    if len(plain) != len(jobs):
+        return None
+    options = SimOptions(picker=policy.picker, backfill=policy.backfill)
+    sim = Simulation(
+        replace(state, running=running, jobs=()), plain, options, pickers=policy.pickers()
+    )
+    for queue in {j.queue for j in state.jobs}:
+        picker = sim.picker_registry.get(sim.core.picker_name(queue))
+        if not picker_traits(picker).monotone_in_session:
+            return None
+    done = sim.run_plain()
+    if done is None:
+        return None
+    replay, result = done
+    table = result.records
+    starts: dict[str, float | None] = dict.fromkeys(j.id for j in state.jobs)
+    for k, job in enumerate(order):
+        start = float(table.start[k])  # type: ignore[attr-defined]
+        starts[job.id] = None if math.isnan(start) else start
+    if any(start is None for start in starts.values()):
+        return None  # reported at its submission by the simulation: see the docstring
+    # the other replay stops after the session that starts the last job
+    out = ForwardRun(now, starts)
+    out.sessions, out.ends = result.stats.sessions, replay.ends_by_last_session
+    return out
+
+
+def _eligible(state: ClusterState, policy: Policy, now: float) -> bool:
+    if not (policy.plain and state.jobs) or policy.preemptor is not None:
+        return False
+    if state.reservations or any(q.preempts for q in state.queues.values()):
+        return False
+    return all(
+        not j.gated and j.entry_of is None and j.array_job is None and j.submit_time <= now
+        for j in state.jobs
+    )
+
+
+def _sim_job(job: PendingJob, length: float, now: float) -> SimJob | None:
+    """``job`` as the simulation's, submitted at ``now`` (None: the core would not see
+    the simulation's job as ``job``)."""
+    from xce.sim.model import SimJob, pending_job
+
+    if not (job.tasks_given and job.min_tasks == job.max_tasks and 0 <= length < math.inf):
+        return None
+    sim = SimJob(
+        job.id,
+        now,
+        length,
+        job.max_tasks,
+        user=job.user,
+        queue=job.queue,
+        project=job.project,
+        resreq=job.resreq,
+        requested_time=job.requested_time,
+        name=job.name,
+    )
+    back = replace(pending_job(sim, job.order), submit_time=job.submit_time, runtime=job.runtime)
+    return sim if _read(back) == _read(job) else None
+
+
+def _read(job: PendingJob) -> PendingJob:
+    """``job`` without what only a picker with an order of its own reads (or no one)."""
+    return replace(
+        job,
+        reason=None,
+        priority=None,
+        qos=None,
+        nice=0,
+        nodes=None,
+        accrue_time=None,
+        scheduler_start=None,
+    )
