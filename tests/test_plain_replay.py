@@ -215,7 +215,8 @@ def assert_same_result(fast: SimResult, general: SimResult) -> None:
 
 
 def both_ways(case: Case) -> tuple[SimResult, SimResult]:
-    """The case replayed by the plain replay (asserted to be the path taken) and by the
+    """The case replayed by the plain replay (asserted to be the path taken), by it
+    without the index of pending jobs by task count (``width_index``), and by the
     general path; asserted identical."""
     state = case.state()
     fast_sim = Simulation(state, case.jobs, case.options(True))
@@ -227,6 +228,11 @@ def both_ways(case: Case) -> tuple[SimResult, SimResult]:
     general = general_sim.run()
     verify(general, general_sim.jobs)
     assert_same_result(fast, general)
+    # the index of pending jobs by task count off: every job tried
+    unindexed = Simulation(
+        state, case.jobs, dataclasses.replace(fast_sim.options, width_index=False)
+    )
+    assert_same_result(unindexed.run(), general)
     return fast, general
 
 
@@ -1037,3 +1043,30 @@ def test_whole_trace_same_bytes_both_ways(name: str, tmp_path: Path) -> None:
     fast = _files(jobs, hosts, policy, True, tmp_path / "plain")
     general = _files(jobs, hosts, policy, False, tmp_path / "general")
     assert fast == general
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    jobs=st.integers(0, 20),
+    ops=st.lists(
+        st.tuples(st.booleans(), st.integers(0, 70), st.integers(0, 9), st.integers(0, 1)),
+        max_size=60,
+    ),
+)
+def test_the_width_index_finds_the_first_job_that_fits(
+    jobs: int, ops: list[tuple[bool, int, int, int]]
+) -> None:
+    """``_ByWidth`` (the plain replay's index of pending jobs by task count, per level)
+    answers "the first place from ``at`` on whose job wants at most ``slots``" as a scan
+    does, after any sequence of jobs pending and leaving, at places past its first size
+    too (it grows)."""
+    index = plain_module._ByWidth(jobs, 2)
+    held: list[dict[int, int]] = [{}, {}]
+    for put, at, value, lv in ops:
+        if put:
+            tasks = value + 1 if value < 8 else plain_module._NO_JOB
+            index.set(lv, at, tasks)
+            held[lv][at] = tasks
+        else:
+            fits = [p for p, t in sorted(held[lv].items()) if p >= at and t <= value]
+            assert index.first(lv, at, value) == (fits[0] if fits else -1)

@@ -159,6 +159,10 @@ class SimOptions:
     # a session's first plan there, and the starts it lets by, decided from the running
     # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one
     one_plan_on_rows: bool = True
+    # the plain replay's sessions find the jobs that may start (want at most the free
+    # slots) in an index of the pending jobs by task count, not by trying each
+    # (xce.sim.plain._ByWidth); off, every pending job is tried, and decides alike
+    width_index: bool = True
     # with an interval, sessions with nothing new to decide are neither run nor visited
     # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
     idle_skip: bool = True

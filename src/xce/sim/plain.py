@@ -55,6 +55,7 @@ import heapq
 import math
 import time
 from array import array
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -410,6 +411,72 @@ class _Free:
         self.total += n
 
 
+class _ByWidth:
+    """Per priority level, its pending jobs' task counts by place in arrival order, in
+    a min segment tree: what finds a level's first job, from a place on, that wants at
+    most so many slots in O(log n) (an exact shortcut, ``SimOptions.width_index``). A
+    place holds a job's tasks while it pends from that arrival, else no value."""
+
+    __slots__ = ("levels", "size", "trees")
+
+    def __init__(self, jobs: int, levels: int) -> None:
+        self.size = 1
+        while self.size < jobs + 1:
+            self.size *= 2
+        self.levels = levels
+        self.trees = [[_NO_JOB] * (2 * self.size) for _ in range(levels)]
+
+    def set(self, lv: int, at: int, tasks: int) -> None:
+        """Place ``at`` of level ``lv`` holds a job of ``tasks`` (``_NO_JOB``: none)."""
+        if at >= self.size:
+            self._grow(at)
+        tree = self.trees[lv]
+        i = at + self.size
+        tree[i] = tasks
+        i >>= 1
+        while i:
+            low = min(tree[2 * i], tree[2 * i + 1])
+            if tree[i] == low:
+                break
+            tree[i] = low
+            i >>= 1
+
+    def first(self, lv: int, at: int, slots: int) -> int:
+        """The first place from ``at`` on of level ``lv`` whose job wants at most
+        ``slots`` tasks (-1: none)."""
+        if at >= self.size:
+            return -1
+        tree = self.trees[lv]
+        i = at + self.size
+        while tree[i] > slots:
+            while i & 1:  # a right child: up to the first node with a right sibling
+                i >>= 1
+            if not i:
+                return -1
+            i += 1
+        size = self.size
+        while i < size:  # down to the leftmost leaf within reach
+            i *= 2
+            if tree[i] > slots:
+                i += 1
+        return i - size
+
+    def _grow(self, at: int) -> None:
+        size = self.size
+        while size <= at:
+            size *= 2
+        for lv, tree in enumerate(self.trees):
+            grown = [_NO_JOB] * (2 * size)
+            grown[size : size + self.size] = tree[self.size : 2 * self.size]
+            for i in range(size - 1, 0, -1):
+                grown[i] = min(grown[2 * i], grown[2 * i + 1])
+            self.trees[lv] = grown
+        self.size = size
+
+
+_NO_JOB = 1 << 62  # a place of no pending job (more tasks than any job wants)
+
+
 class PlainReplay:
     """One plain replay of a :class:`~xce.sim.engine.Simulation` (see :func:`plain_replay`).
 
@@ -520,6 +587,13 @@ class PlainReplay:
             {j.id: i for i, j in enumerate(sim.jobs)} if self.handoff is not None else {}
         )
         self.table = RecordTable((), ())  # set by run
+        # per level: the pending jobs by task count (SimOptions.width_index), and whether
+        # the level mixes strict queues with others (their heads hold: tried in order)
+        self.mixed_strict = [
+            any(strict[q] for q in qs) and not all_strict
+            for qs, all_strict in zip(self.level_queues, self.all_strict, strict=True)
+        ]
+        self.by_width = _ByWidth(len(tasks), len(priorities)) if sim.options.width_index else None
         # what a driver may ask of a run (xce.predict.plain): the ends it took (the
         # initial work's included), and how many came before its last session
         self.ends_seen = 0
@@ -703,6 +777,9 @@ class PlainReplay:
         ):
             duration, killed = job.requested_time, True
         self.running[i] = (now, placed, self.steps, killed)
+        if self.by_width is not None:
+            lv = self.level_of[self.queue_of[i]]
+            self.by_width.set(lv, self.arrival[i] - 1, _NO_JOB)
         if self.arrays is not None:
             self.arrays.started(i, now, placed)
         if self.holds[self.queue_of[i]]:
@@ -725,6 +802,8 @@ class PlainReplay:
         else:
             self.levels[lv].append(i)
         self.pending += 1
+        if self.by_width is not None:
+            self.by_width.set(lv, arrival - 1, self.tasks[i])
 
     def preempt(self, i: int, now: float) -> None:
         """Running job ``i`` is preempted now (a session of the core said so): its slots
@@ -844,6 +923,9 @@ class PlainReplay:
                 continue
             if not level:
                 continue
+            if self.by_width is not None and not self.mixed_strict[lv]:
+                self._fitting(lv, now)
+                continue
             # nothing freed since the last session: its pending jobs pend again (free
             # slots only fell), and the queues it held are held still
             first = 0 if self.freed else self.new_from[lv]
@@ -871,6 +953,35 @@ class PlainReplay:
             level[:] = keep
             self.new_from[lv] = len(level)
             self.held[lv] = held
+
+    def _fitting(self, lv: int, now: float) -> None:
+        """A priority level of fcfs queues, its jobs in arrival order, each started if it
+        fits (wants at most the free slots: the fill plan takes any host's): the level's
+        first job from the last start on that wants at most the free slots, found in
+        its index (:class:`_ByWidth`), starts, until none does; the others pend, untried
+        (free slots only fall within a session)."""
+        by_width = self.by_width
+        assert by_width is not None
+        space, tasks, by_arrival = self.space, self.tasks, self.by_arrival
+        started: list[int] = []
+        at = 0
+        while space.total > 0:
+            at = by_width.first(lv, at, space.total)
+            if at < 0:
+                break
+            i = by_arrival[at]
+            placed = space.place(tasks[i])
+            if placed is None:
+                raise InternalError(f"a plain job of {tasks[i]} tasks fit no free slots")
+            self._start(i, now, placed)
+            started.append(i)
+            at += 1
+        self.sim.stats.decisions += len(started) + 1
+        level = self.levels[lv]
+        arrival = self.arrival
+        for i in started:  # few: out of the level where they stand
+            del level[bisect_left(level, arrival[i], key=arrival.__getitem__)]
+        self.new_from[lv] = len(level)
 
     def _ordered_level(self, lv: int, now: float) -> None:
         """A priority level with a queue whose picker has an order of its own
