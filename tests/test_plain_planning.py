@@ -79,13 +79,16 @@ def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
 
 def three_ways(case: Case) -> SimResult:
     """The case on arrays (asserted to be the path taken), with kept plans and without,
-    with a session's one plan on the rows and on the profile, through the core, and on
-    the general path: asserted identical."""
+    with a session's one plan on the rows and on the profile, with the index of pending
+    jobs by task count and without (``width_index``: EASY's sessions decide only what
+    may start), through the core, and on the general path: asserted identical."""
     mine = run(case, arrays=True)
     afresh = run(case, arrays=True, kept_plans=False)
     profiled = run(case, arrays=True, one_plan_on_rows=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
+    unindexed = run(case, arrays=True, width_index=False)
+    assert_same_result(mine, unindexed)
     assert_same_result(mine, afresh)
     assert_same_result(mine, profiled)
     assert_same_result(mine, core)

@@ -8,7 +8,7 @@ on) is :mod:`xce.alloc.planner`.
 """
 
 from xce.backfill.policies import ConservativeBackfill, EasyBackfill, NoBackfill
-from xce.backfill.protocol import BackfillPolicy
+from xce.backfill.protocol import BackfillPolicy, plans_at_most
 from xce.backfill.registry import (
     BACKFILL_GROUP,
     DEFAULT_BACKFILL,
@@ -28,4 +28,5 @@ __all__ = [
     "SlurmBackfill",
     "SlurmPlanner",
     "default_backfills",
+    "plans_at_most",
 ]

@@ -24,6 +24,7 @@ class NoBackfill:
     replaces_queue_blocking = False
     monotone_in_session = True
     keeps_placements = False
+    plans_at_most = 0
 
     def plans_job(self, considered: int) -> bool:
         return False
@@ -38,6 +39,7 @@ class EasyBackfill:
     replaces_queue_blocking = True
     monotone_in_session = False
     keeps_placements = False  # its one promise is a start time, kept without
+    plans_at_most = 1
 
     def plans_job(self, considered: int) -> bool:
         return considered == 0

@@ -47,6 +47,10 @@ class BackfillPolicy(Protocol):
       plans by rules of its own (``slurm``: Slurm's sched/backfill). Without it, the
       builtin planner. The queues of one session that plan must agree on it (else bad
       input); a session with such a planner does not repeat the last one's decisions.
+    - ``plans_at_most`` (optional attribute): an int ``k`` promising that ``plans_job``
+      is False for every ``considered >= k`` (EASY: 1), what lets a driver skip, once a
+      queue has had its ``k``, a job that can neither start nor be planned; absent or
+      None: no such bound (:func:`plans_at_most`).
     """
 
     name: str
@@ -56,3 +60,12 @@ class BackfillPolicy(Protocol):
     keeps_placements: bool
 
     def plans_job(self, considered: int) -> bool: ...
+
+
+def plans_at_most(policy: BackfillPolicy) -> int | None:
+    """The policy's ``plans_at_most`` when it promises one (a whole number, at least 0),
+    else None (see :class:`BackfillPolicy`)."""
+    bound = getattr(policy, "plans_at_most", None)
+    if isinstance(bound, int) and not isinstance(bound, bool) and bound >= 0:
+        return bound
+    return None

@@ -571,6 +571,7 @@ class PlainReplay:
         self.held: list[set[int]] = [set() for _ in priorities]  # strict queues held, per level
         self.freed = True  # something was freed since the last session
         self.pending = 0
+        self.queue_pending = [0] * len(queues)  # per queue: its jobs pending
         self.busy = 0
         self.steps = 0  # starts and ends so far (a record's sequence)
         # (end, start step, job); the initial work's k-th piece is job len(jobs) + k, of
@@ -791,6 +792,7 @@ class PlainReplay:
         self.steps += 1
         self.busy += self.tasks[i]
         self.pending -= 1
+        self.queue_pending[self.queue_of[i]] -= 1
         self.sim.stats.dispatched += 1
 
     def _enqueue(self, i: int, arrival: int) -> None:
@@ -802,6 +804,7 @@ class PlainReplay:
         else:
             self.levels[lv].append(i)
         self.pending += 1
+        self.queue_pending[self.queue_of[i]] += 1
         if self.by_width is not None:
             self.by_width.set(lv, arrival - 1, self.tasks[i])
 

@@ -45,8 +45,9 @@ replays random planned workloads both ways and against the general path.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +55,7 @@ import numpy.typing as npt
 
 from xce.alloc.planner import Steps
 from xce.alloc.profile import Profile
+from xce.backfill.protocol import plans_at_most
 from xce.cluster import SLOTS
 from xce.cluster.estimates import estimate
 from xce.errors import InternalError
@@ -170,6 +172,12 @@ class ArrayPlanning:
         # kept plans (see _Session): each pending job's plan in the last session that
         # offered it one (None: no instant had room), the running jobs' estimated ends,
         # and the ends since the last session that came before the estimate
+        # per queue: how many jobs its policy plans at most (None: some queue's has no
+        # bound), what lets a session skip the jobs that can neither start nor plan
+        bounds = [plans_at_most(p) for p in policies]
+        self.caps: list[int] | None = None
+        if all(b is not None for b in bounds):
+            self.caps = [b for b in bounds if b is not None]
         self.keep_plans = replay.sim.options.kept_plans
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
         self.profiled = False  # the last session built its profile
@@ -180,37 +188,95 @@ class ArrayPlanning:
     def session(self, now: float, new: list[int]) -> list[int]:
         """One planned session at ``now`` over every pending job, in pick order: as the
         core's (:meth:`xce.sim.handoff.CoreHandoff.session`), records included. Returns
-        the jobs started."""
+        the jobs started.
+
+        With the replay's index of pending jobs by task count (``SimOptions.width_index``)
+        and every queue's policy planning at most so many jobs (``plans_at_most``), once
+        each queue has had them (or has no job left), only the jobs that want at most the
+        free slots and those planned last session are decided: any other can neither
+        start (free slots only fall) nor be planned, and its decision changes nothing
+        but its record, made as the core's would be (pending, no plan)."""
         replay = self.replay
-        jobs = self._pick_order()
         session = _Session(self, now)
-        started: list[int] = []
-        table = replay.table
-        stats = replay.sim.stats
-        kept: dict[int, _Plan | None] = {}
-        for i in jobs:
-            outcome = session.decide(i, kept)
-            first = i not in self.decided
-            if first:
-                self.decided.add(i)
-            if isinstance(outcome, tuple):  # started
-                placed, backfilled = outcome
-                table.extras(i, 0, 0.0, backfilled, now if first else None, False)
-                if not backfilled:
-                    table.not_backfilled(i)
-                stats.backfilled += backfilled
-                replay.start_placed(i, now, placed)
-                started.append(i)
-            elif first:
-                table.extras(i, 0, 0.0, False, outcome, outcome is not None)
-        stats.decisions += len(jobs)
+        visit = _Visit(self, session, now)
+        if replay.by_width is None or self.caps is None:
+            for i in self._pick_order():
+                visit(i)
+        else:
+            self._capped(visit)
+            for i in new:
+                if i not in self.decided:  # not visited: pending, with no plan
+                    self.decided.add(i)
+                    replay.table.extras(i, 0, 0.0, False, None, False)
+        replay.sim.stats.decisions += visit.pending
         self.profiled = session.profile is not None
-        self.kept = kept if self.keep_plans else {}
+        self.kept = visit.kept if self.keep_plans else {}
         self.early.clear()
         if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
             waiting = set(replay.waiting())
             self.hints = {i: h for i, h in self.hints.items() if i in waiting}
-        return started
+        return visit.started
+
+    def _capped(self, visit: _Visit) -> None:
+        """The session's jobs in pick order until every queue has had its plans (or has
+        no job left), then only those the index finds wanting at most the free slots,
+        and those planned last session (see :meth:`session`)."""
+        replay = self.replay
+        caps = self.caps
+        assert caps is not None
+        assert replay.by_width is not None
+        considered = visit.session.considered
+        left = list(replay.queue_pending)  # per queue: its jobs not yet visited
+        open_queues = sum(1 for q, n in enumerate(left) if n and caps[q] > 0)
+        arrival = replay.arrival
+        boundary = (len(replay.levels), 0)  # (level, place) from which the index decides
+        for lv, i in self._walk():
+            if not open_queues:
+                boundary = (lv, arrival[i] - 1)
+                break
+            q = replay.queue_of[i]
+            was_open = left[q] and considered.get(q, 0) < caps[q]
+            visit(i)
+            left[q] -= 1
+            if was_open and not (left[q] and considered.get(q, 0) < caps[q]):
+                open_queues -= 1
+        level_of, queue_of = replay.level_of, replay.queue_of
+        last = sorted(
+            (level_of[queue_of[i]], arrival[i] - 1, i)
+            for i in self.kept
+            if (level_of[queue_of[i]], arrival[i] - 1) >= boundary and i not in replay.running
+        )
+        by_width, by_arrival, space = replay.by_width, replay.by_arrival, replay.space
+        k = 0
+        for lv in range(boundary[0], len(replay.levels)):
+            at = boundary[1] if lv == boundary[0] else 0
+            while True:
+                found = by_width.first(lv, at, space.total) if space.total > 0 else -1
+                if k < len(last) and last[k][0] == lv and (found < 0 or last[k][1] <= found):
+                    place, i = last[k][1], last[k][2]
+                    k += 1
+                elif found >= 0:
+                    place, i = found, by_arrival[found]
+                else:
+                    break
+                visit(i)
+                at = place + 1
+
+    def _walk(self) -> Iterator[tuple[int, int]]:
+        """(level, job) of the pending jobs in pick order (:meth:`_pick_order`), lazily."""
+        replay = self.replay
+        for lv, level in enumerate(replay.levels):
+            if replay.all_strict[lv]:
+                queues = [replay.queued[q] for q in replay.level_queues[lv]]
+                jobs: Iterable[int] = (
+                    queues[0]
+                    if len(queues) == 1
+                    else heapq.merge(*queues, key=replay.arrival.__getitem__)
+                )
+            else:
+                jobs = level
+            for i in jobs:
+                yield lv, i
 
     def _pick_order(self) -> list[int]:
         """The pending jobs as the core's session picks them: priority levels high first,
@@ -244,6 +310,40 @@ class ArrayPlanning:
         expected = self.expected.pop(i)
         if expected > now:
             self.early.append(expected)
+
+
+class _Visit:
+    """A planned session's decision of one job at a time, its record and start (what
+    :meth:`ArrayPlanning.session` does with each job it decides)."""
+
+    __slots__ = ("kept", "now", "pending", "planning", "session", "started")
+
+    def __init__(self, planning: ArrayPlanning, session: _Session, now: float) -> None:
+        self.planning = planning
+        self.session = session
+        self.now = now
+        self.pending = planning.replay.pending  # the jobs the session decides
+        self.started: list[int] = []
+        self.kept: dict[int, _Plan | None] = {}
+
+    def __call__(self, i: int) -> None:
+        planning = self.planning
+        replay = planning.replay
+        table = replay.table
+        outcome = self.session.decide(i, self.kept)
+        first = i not in planning.decided
+        if first:
+            planning.decided.add(i)
+        if isinstance(outcome, tuple):  # started
+            placed, backfilled = outcome
+            table.extras(i, 0, 0.0, backfilled, self.now if first else None, False)
+            if not backfilled:
+                table.not_backfilled(i)
+            replay.sim.stats.backfilled += backfilled
+            replay.start_placed(i, self.now, placed)
+            self.started.append(i)
+        elif first:
+            table.extras(i, 0, 0.0, False, outcome, outcome is not None)
 
 
 class _Session:
