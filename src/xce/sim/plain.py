@@ -415,9 +415,14 @@ class _ByWidth:
     """Per priority level, its pending jobs' task counts by place in arrival order, in
     a min segment tree: what finds a level's first job, from a place on, that wants at
     most so many slots in O(log n) (an exact shortcut, ``SimOptions.width_index``). A
-    place holds a job's tasks while it pends from that arrival, else no value."""
+    place holds a job's tasks while it pends from that arrival, else no value.
 
-    __slots__ = ("levels", "size", "trees")
+    With estimates (:meth:`with_estimates`, for planned sessions), per level and class
+    of task counts (``2**c`` to ``2**(c + 1) - 1``) a min tree of the jobs' estimates
+    too: what finds the first job that wants at most so many slots *and* is estimated
+    to run at most so long (:meth:`first_short`)."""
+
+    __slots__ = ("estimates", "levels", "short", "size", "trees")
 
     def __init__(self, jobs: int, levels: int) -> None:
         self.size = 1
@@ -425,13 +430,26 @@ class _ByWidth:
             self.size *= 2
         self.levels = levels
         self.trees = [[_NO_JOB] * (2 * self.size) for _ in range(levels)]
+        self.estimates: list[float] | None = None
+        self.short: list[dict[int, list[float]]] = [{} for _ in range(levels)]
 
-    def set(self, lv: int, at: int, tasks: int) -> None:
-        """Place ``at`` of level ``lv`` holds a job of ``tasks`` (``_NO_JOB``: none)."""
+    def with_estimates(self, estimates: list[float]) -> None:
+        """Keep the trees of estimates too (each job's, by job)."""
+        self.estimates = estimates
+
+    def set(self, lv: int, at: int, tasks: int, job: int = -1) -> None:
+        """Place ``at`` of level ``lv`` holds job ``job`` of ``tasks`` (``_NO_JOB``:
+        none)."""
         if at >= self.size:
             self._grow(at)
         tree = self.trees[lv]
         i = at + self.size
+        if self.estimates is not None:
+            old = tree[i]
+            if old != _NO_JOB:
+                _lower(self._short_tree(lv, old), at + self.size, math.inf)
+            if tasks != _NO_JOB:
+                _lower(self._short_tree(lv, tasks), at + self.size, self.estimates[job])
         tree[i] = tasks
         i >>= 1
         while i:
@@ -444,34 +462,85 @@ class _ByWidth:
     def first(self, lv: int, at: int, slots: int) -> int:
         """The first place from ``at`` on of level ``lv`` whose job wants at most
         ``slots`` tasks (-1: none)."""
-        if at >= self.size:
-            return -1
-        tree = self.trees[lv]
-        i = at + self.size
-        while tree[i] > slots:
-            while i & 1:  # a right child: up to the first node with a right sibling
-                i >>= 1
-            if not i:
-                return -1
-            i += 1
-        size = self.size
-        while i < size:  # down to the leftmost leaf within reach
-            i *= 2
-            if tree[i] > slots:
-                i += 1
-        return i - size
+        return _first(self.trees[lv], self.size, at, slots)
+
+    def first_short(self, lv: int, at: int, slots: int, seconds: float) -> int:
+        """The first place from ``at`` on of level ``lv`` whose job wants at most
+        ``slots`` tasks and is estimated to run at most ``seconds`` (-1: none)."""
+        best = -1
+        tasks = self.trees[lv]
+        for c, tree in self.short[lv].items():
+            if 1 << c > slots:
+                continue
+            p = at
+            while True:
+                p = _first(tree, self.size, p, seconds)
+                if p < 0 or (best >= 0 and p >= best):
+                    break
+                if tasks[p + self.size] <= slots:  # (a class may want more than slots)
+                    best = p
+                    break
+                p += 1
+        return best
+
+    def _short_tree(self, lv: int, tasks: int) -> list[float]:
+        c = max(tasks, 1).bit_length() - 1
+        tree = self.short[lv].get(c)
+        if tree is None:
+            tree = self.short[lv][c] = [math.inf] * (2 * self.size)
+        return tree
 
     def _grow(self, at: int) -> None:
         size = self.size
         while size <= at:
             size *= 2
-        for lv, tree in enumerate(self.trees):
-            grown = [_NO_JOB] * (2 * size)
-            grown[size : size + self.size] = tree[self.size : 2 * self.size]
-            for i in range(size - 1, 0, -1):
-                grown[i] = min(grown[2 * i], grown[2 * i + 1])
-            self.trees[lv] = grown
+        old = self.size
+        self.trees = [_grown(tree, old, size, _NO_JOB) for tree in self.trees]
+        self.short = [
+            {c: _grown(tree, old, size, math.inf) for c, tree in classes.items()}
+            for classes in self.short
+        ]
         self.size = size
+
+
+def _first(tree: list[Any], size: int, at: int, most: float) -> int:
+    """The first leaf from ``at`` on of a min segment tree of ``size`` leaves whose
+    value is at most ``most`` (-1: none)."""
+    if at >= size:
+        return -1
+    i = at + size
+    while tree[i] > most:
+        while i & 1:  # a right child: up to the first node with a right sibling
+            i >>= 1
+        if not i:
+            return -1
+        i += 1
+    while i < size:  # down to the leftmost leaf within reach
+        i *= 2
+        if tree[i] > most:
+            i += 1
+    return i - size
+
+
+def _lower(tree: list[float], i: int, value: float) -> None:
+    """Leaf ``i`` of a min segment tree takes ``value``; its ancestors follow."""
+    tree[i] = value
+    i >>= 1
+    while i:
+        low = min(tree[2 * i], tree[2 * i + 1])
+        if tree[i] == low:
+            break
+        tree[i] = low
+        i >>= 1
+
+
+def _grown(tree: list[Any], old: int, size: int, empty: Any) -> list[Any]:
+    """A min segment tree of ``old`` leaves as one of ``size`` leaves."""
+    grown = [empty] * (2 * size)
+    grown[size : size + old] = tree[old : 2 * old]
+    for i in range(size - 1, 0, -1):
+        grown[i] = min(grown[2 * i], grown[2 * i + 1])
+    return grown
 
 
 _NO_JOB = 1 << 62  # a place of no pending job (more tasks than any job wants)
@@ -806,7 +875,7 @@ class PlainReplay:
         self.pending += 1
         self.queue_pending[self.queue_of[i]] += 1
         if self.by_width is not None:
-            self.by_width.set(lv, arrival - 1, self.tasks[i])
+            self.by_width.set(lv, arrival - 1, self.tasks[i], i)
 
     def preempt(self, i: int, now: float) -> None:
         """Running job ``i`` is preempted now (a session of the core said so): its slots

@@ -178,6 +178,9 @@ class ArrayPlanning:
         self.caps: list[int] | None = None
         if all(b is not None for b in bounds):
             self.caps = [b for b in bounds if b is not None]
+        self.hints_kept = any(self.keeps)  # some job may be planned on its last hosts
+        if self.caps is not None and replay.by_width is not None:
+            replay.by_width.with_estimates(self.estimates)
         self.keep_plans = replay.sim.options.kept_plans
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
         self.profiled = False  # the last session built its profile
@@ -246,12 +249,12 @@ class ArrayPlanning:
             for i in self.kept
             if (level_of[queue_of[i]], arrival[i] - 1) >= boundary and i not in replay.running
         )
-        by_width, by_arrival, space = replay.by_width, replay.by_arrival, replay.space
+        by_arrival = replay.by_arrival
         k = 0
         for lv in range(boundary[0], len(replay.levels)):
             at = boundary[1] if lv == boundary[0] else 0
             while True:
-                found = by_width.first(lv, at, space.total) if space.total > 0 else -1
+                found = self._next_to_try(visit.session, lv, at)
                 if k < len(last) and last[k][0] == lv and (found < 0 or last[k][1] <= found):
                     place, i = last[k][1], last[k][2]
                     k += 1
@@ -261,6 +264,30 @@ class ArrayPlanning:
                     break
                 visit(i)
                 at = place + 1
+
+    def _next_to_try(self, session: _Session, lv: int, at: int) -> int:
+        """The first place from ``at`` on of level ``lv`` whose job may start now (-1:
+        none): it wants at most the free slots; and with the session's one plan made on
+        the rows and no job keeping placements, it ends (by its estimate) before that
+        plan starts, or it wants at most what the plan leaves (``_start_now``'s tests;
+        a place found may still pend)."""
+        by_width, space = self.replay.by_width, self.replay.space
+        assert by_width is not None
+        total = space.total
+        if total <= 0:
+            return -1
+        head = session.head
+        if head is None or self.hints_kept:
+            return by_width.first(lv, at, total)
+        wide = total - head.short  # any estimate
+        found = by_width.first(lv, at, wide) if wide > 0 else -1
+        if wide < total:  # ending before the plan's start (a hair of slack: superset)
+            before = session.planned_from - session.now
+            before += 1e-9 * max(1.0, abs(session.planned_from))
+            short = by_width.first_short(lv, at, total, before)
+            if short >= 0 and (found < 0 or short < found):
+                found = short
+        return found
 
     def _walk(self) -> Iterator[tuple[int, int]]:
         """(level, job) of the pending jobs in pick order (:meth:`_pick_order`), lazily."""
