@@ -917,17 +917,26 @@ class PlainReplay:
         queue is held by nobody (a session of the replay's own runs only when no job
         pends from an earlier one, see :mod:`xce.sim.handoff`)."""
         gone = set(started)
+        arrival = self.arrival
+        for i in started:  # out of the level where it stands (levels keep arrival order)
+            lv = self.level_of[self.queue_of[i]]
+            if self.all_strict[lv]:
+                continue
+            level = self.levels[lv]
+            at = bisect_left(level, arrival[i], key=arrival.__getitem__)
+            if at < len(level) and level[at] == i:
+                del level[at]
+            else:  # (not found where arrival order puts it: look everywhere)
+                level[:] = [j for j in level if j not in gone]
         for lv, level in enumerate(self.levels):
-            if gone:
-                level[:] = [i for i in level if i not in gone]
             self.new_from[lv] = len(level)
             self.held[lv] = set()
         if gone:
             for q, jobs in enumerate(self.queued):
-                if jobs:
+                if jobs and any(i in gone for i in jobs):
                     self.queued[q] = deque(i for i in jobs if i not in gone)
             for i in gone:
-                self.pending_jobs.pop(self.arrival[i], None)
+                self.pending_jobs.pop(arrival[i], None)
 
     def _hold(self, i: int, slots: int) -> None:
         """Job ``i``'s user holds ``slots`` more slots in its queue (fewer if negative)."""

@@ -135,14 +135,22 @@ class _Claims:
         self._gone.append(job)
 
     def merged(self) -> int:
-        """Take in what was added and dropped since; returns the number of rows."""
+        """Take in what was added and dropped since; returns the number of rows (kept in
+        order of their ends)."""
         added = self._added
         if added:
             counts = [len(h) for _, _, h, _ in added]
-            self.end = np.concatenate((self.end, np.repeat([a[1] for a in added], counts)))
-            self.host = np.concatenate((self.host, *(a[2] for a in added)))
-            self.slots = np.concatenate((self.slots, *(a[3] for a in added))).astype(np.float64)
-            self.job = np.concatenate((self.job, np.repeat([a[0] for a in added], counts)))
+            end = np.repeat([a[1] for a in added], counts).astype(np.float64)
+            host = np.concatenate([a[2] for a in added]).astype(np.intp)
+            slots = np.concatenate([a[3] for a in added]).astype(np.float64)
+            job = np.repeat([a[0] for a in added], counts).astype(np.intp)
+            order = np.argsort(end, kind="stable")
+            end, host, slots, job = end[order], host[order], slots[order], job[order]
+            at = np.searchsorted(self.end, end, side="right")
+            self.end = np.insert(self.end, at, end)
+            self.host = np.insert(self.host, at, host)
+            self.slots = np.insert(self.slots, at, slots)
+            self.job = np.insert(self.job, at, job)
             added.clear()
         if self._gone:
             keep = ~np.isin(self.job, np.asarray(self._gone, dtype=np.intp))
@@ -684,26 +692,40 @@ class _Session:
         hosts are taken freed latest first."""
         now, free = self.now, self.planning.replay.space.free
         claims, rows = self.planning.claims, self.rows
-        ends = np.maximum(claims.end[:rows], now)
-        live = np.isfinite(ends)
-        at = [ends[live]]
-        amounts = [claims.slots[:rows][live]]
-        for start, end, _, units in self.deferred:  # this session's starts
-            back = end > start and math.isfinite(end)  # given back (a change) at its end
-            at.append(np.array([now, end] if back else [now]))
-            amounts.append(np.array([0.0, float(units.sum())] if back else [0.0]))
+        ends = np.maximum(claims.end[:rows], now)  # in order (the rows are)
+        live = int(np.searchsorted(ends, np.inf, side="left"))  # the finite ends
+        ends = ends[:live]
         base = float(free.sum()) + sum(
             float(units.sum()) for start, end, _, units in self.deferred if not end > start
         )
-        times = np.concatenate(([now], *at))
-        order = np.argsort(times, kind="stable")
-        values = base + np.cumsum(np.concatenate(([0.0], *amounts))[order])
-        instants, last = np.unique(times[order][::-1], return_index=True)
-        totals = values[len(values) - 1 - last]  # the value after each instant's changes
+        # this session's starts, given back at their ends (a change there)
+        back = [
+            (end, float(units.sum()))
+            for start, end, _, units in self.deferred
+            if end > start and math.isfinite(end)
+        ]
+        totals = base + np.cumsum(claims.slots[:live])  # all hosts' slots after each row
+        for end, units in back:
+            totals[int(np.searchsorted(ends, end, side="left")) :] += units
+        # the first instant whose slots add up to n: now, a row's end or a start's end
+        starts: list[float] = []
+        if base >= n:
+            starts.append(now)
         enough = np.flatnonzero(totals >= n)
-        if not len(enough):
+        if len(enough):
+            starts.append(float(ends[enough[0]]))
+        for end, _ in back:
+            count = int(np.searchsorted(ends, end, side="right"))  # the rows ended by then
+            if count:  # the row's total holds the starts given back up to its end
+                last = float(ends[count - 1])
+                there = float(totals[count - 1]) + sum(u for e, u in back if last < e <= end)
+            else:
+                there = base + sum(u for e, u in back if e <= end)
+            if there >= n:
+                starts.append(end)
+        if not starts:
             return None
-        start = float(instants[enough[0]])
+        start = min(starts)
         avail, rise = self._rows_at(start)
         order_hosts = np.lexsort((-rise,))  # freed latest first, then host order
         found = _ordered_place(avail, n, order_hosts)
