@@ -94,8 +94,8 @@ def _history(state: ClusterState) -> list[FinishedJob]:
 
 def run() -> list[Result]:
     # the snapshot is plain: every replay runs on the simulator's plain replay
-    # (xce.predict.plain); conservative plans every one of 20,000 pending jobs at every
-    # event, which is not interactive at this size (500 x 2,000 shows its cost)
+    # (xce.predict.plain); conservative plans every pending job at every event, which
+    # is not interactive at these sizes (200 x 800: 198 s, docs/prediction.md)
     cpus = max(1, len(os.sched_getaffinity(0)))
     return [
         bench_predict(5_000, 20_000, "none"),
@@ -103,5 +103,4 @@ def run() -> list[Result]:
         bench_predict(5_000, 20_000, "easy"),
         bench_predict(500, 2_000, "none"),
         bench_predict(500, 2_000, "easy"),
-        bench_predict(500, 2_000, "conservative"),
     ]
