@@ -422,6 +422,7 @@ class _Session:
         "profile",
         "rises",
         "rows",
+        "rows_memo",
         "steps",
         "totals",
     )
@@ -445,6 +446,7 @@ class _Session:
         self.rises = [(now, end) for end in planning.early if end > now]
         self.moved = False
         self.hint_key: tuple[IndexArray, FloatArray] | None = None
+        self.rows_memo: tuple[tuple[float, int, int], tuple[IntArray, FloatArray]] | None = None
 
     # --- the profile ---------------------------------------------------------------
     def _profile(self) -> Profile:
@@ -668,7 +670,17 @@ class _Session:
         """Per host, what the profile has at ``at`` (the free slots, the jobs started
         this session given back at their ends, the running jobs' at their estimated
         ends) and the latest instant up to ``at`` at which it rises (-inf: never),
-        from the rows alone (no plan held yet)."""
+        from the rows alone (no plan held yet). Asked twice for one plan (its placement,
+        then its hold): the second time is the first's answer (nothing started or was
+        held in between: the free slots' total and the holds so far say so)."""
+        key = (at, len(self.deferred), self.planning.replay.space.total)
+        if self.rows_memo is not None and self.rows_memo[0] == key:
+            return self.rows_memo[1]
+        found = self._rows_at_afresh(at)
+        self.rows_memo = (key, found)
+        return found
+
+    def _rows_at_afresh(self, at: float) -> tuple[IntArray, FloatArray]:
         now, free = self.now, self.planning.replay.space.free
         claims, rows = self.planning.claims, self.rows
         ends = np.maximum(claims.end[:rows], now)
@@ -711,9 +723,9 @@ class _Session:
         starts: list[float] = []
         if base >= n:
             starts.append(now)
-        enough = np.flatnonzero(totals >= n)
-        if len(enough):
-            starts.append(float(ends[enough[0]]))
+        enough = int(np.searchsorted(totals, n, side="left"))  # totals only rise
+        if enough < len(totals):
+            starts.append(float(ends[enough]))
         for end, _ in back:
             count = int(np.searchsorted(ends, end, side="right"))  # the rows ended by then
             if count:  # the row's total holds the starts given back up to its end
