@@ -126,13 +126,14 @@ class _Claims:
         self.slots: FloatArray = np.zeros(0)
         self.job: IndexArray = np.zeros(0, dtype=np.intp)
         self._added: list[tuple[int, float, IndexArray, IntArray]] = []
-        self._gone: list[int] = []
+        self._gone: list[tuple[int, float]] = []  # (job, the end its rows hold)
 
     def add(self, job: int, end: float, hosts: IndexArray, slots: IntArray) -> None:
         self._added.append((job, end, hosts, slots))
 
-    def drop(self, job: int) -> None:
-        self._gone.append(job)
+    def drop(self, job: int, end: float) -> None:
+        """Job ``job``'s rows (added with ``end``) go."""
+        self._gone.append((job, end))
 
     def merged(self) -> int:
         """Take in what was added and dropped since; returns the number of rows (kept in
@@ -152,10 +153,18 @@ class _Claims:
             self.slots = np.insert(self.slots, at, slots)
             self.job = np.insert(self.job, at, job)
             added.clear()
-        if self._gone:
-            keep = ~np.isin(self.job, np.asarray(self._gone, dtype=np.intp))
-            self.end, self.host = self.end[keep], self.host[keep]
-            self.slots, self.job = self.slots[keep], self.job[keep]
+        if self._gone:  # a job's rows stand together among the rows of its end
+            places: list[npt.NDArray[np.intp]] = []
+            for who, until in self._gone:
+                lo = int(np.searchsorted(self.end, until, side="left"))
+                hi = int(np.searchsorted(self.end, until, side="right"))
+                found = lo + np.flatnonzero(self.job[lo:hi] == who)
+                if not len(found):
+                    raise InternalError(f"no claim of job {who} ending at {until} to drop")
+                places.append(found)
+            gone = np.concatenate(places)
+            self.end, self.host = np.delete(self.end, gone), np.delete(self.host, gone)
+            self.slots, self.job = np.delete(self.slots, gone), np.delete(self.job, gone)
             self._gone.clear()
         return len(self.end)
 
@@ -341,8 +350,8 @@ class ArrayPlanning:
     def ended(self, i: int, now: float) -> None:
         """Job ``i`` ended at ``now``: its claim is dropped; an end before its estimate
         gives back, until then, what the last session's plan counted as taken."""
-        self.claims.drop(i)
         expected = self.expected.pop(i)
+        self.claims.drop(i, expected)
         if expected > now:
             self.early.append(expected)
 
