@@ -422,13 +422,12 @@ class _ByWidth:
     too: what finds the first job that wants at most so many slots *and* is estimated
     to run at most so long (:meth:`first_short`)."""
 
-    __slots__ = ("estimates", "levels", "short", "size", "trees")
+    __slots__ = ("estimates", "short", "size", "trees")
 
     def __init__(self, jobs: int, levels: int) -> None:
         self.size = 1
         while self.size < jobs + 1:
             self.size *= 2
-        self.levels = levels
         self.trees = [[_NO_JOB] * (2 * self.size) for _ in range(levels)]
         self.estimates: list[float] | None = None
         self.short: list[dict[int, list[float]]] = [{} for _ in range(levels)]
@@ -443,21 +442,14 @@ class _ByWidth:
         if at >= self.size:
             self._grow(at)
         tree = self.trees[lv]
-        i = at + self.size
+        leaf = at + self.size
         if self.estimates is not None:
-            old = tree[i]
+            old = tree[leaf]
             if old != _NO_JOB:
-                _lower(self._short_tree(lv, old), at + self.size, math.inf)
+                _put(self._short_tree(lv, old), leaf, math.inf)
             if tasks != _NO_JOB:
-                _lower(self._short_tree(lv, tasks), at + self.size, self.estimates[job])
-        tree[i] = tasks
-        i >>= 1
-        while i:
-            low = min(tree[2 * i], tree[2 * i + 1])
-            if tree[i] == low:
-                break
-            tree[i] = low
-            i >>= 1
+                _put(self._short_tree(lv, tasks), leaf, self.estimates[job])
+        _put(tree, leaf, tasks)
 
     def first(self, lv: int, at: int, slots: int) -> int:
         """The first place from ``at`` on of level ``lv`` whose job wants at most
@@ -522,7 +514,7 @@ def _first(tree: list[Any], size: int, at: int, most: float) -> int:
     return i - size
 
 
-def _lower(tree: list[float], i: int, value: float) -> None:
+def _put(tree: list[Any], i: int, value: Any) -> None:
     """Leaf ``i`` of a min segment tree takes ``value``; its ancestors follow."""
     tree[i] = value
     i >>= 1
