@@ -176,7 +176,17 @@ def traced(seen: Counter[str]) -> Iterator[None]:
                 seen["view placement out of host order"] += 1
         return found
 
+    next_to_try = planned_module.ArrayPlanning._next_to_try
+
+    def traced_next(self: Any, session_: Any, lv: int, at: int) -> Any:
+        found = next_to_try(self, session_, lv, at)
+        if found >= 0:
+            beside = " beside a plan on rows" if session_.head is not None else ""
+            seen["the width index found a job" + beside] += 1
+        return found
+
     with (
+        mock.patch.object(planned_module.ArrayPlanning, "_next_to_try", traced_next),
         mock.patch.object(session, "_start_now", traced_start_now),
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
@@ -211,6 +221,8 @@ REACHED = {
     "started beside a plan on rows",
     "held beside a plan on rows",
     "kept plan refused, room before",
+    "the width index found a job",
+    "the width index found a job beside a plan on rows",
 }
 
 
@@ -221,7 +233,9 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     of their own (one host, several, not in host order), and keep plans from the last
     session (with no room, checked after a new hold, beside a rise) or refuse to (a run
     that meets a rise, an earlier instant with room); make a session's first plan on
-    the rows (with and without room) and start or hold jobs beside it."""
+    the rows (with and without room) and start or hold jobs beside it; and decide,
+    once every queue has had its plans, only what the width index finds (beside a
+    plan on rows too)."""
     seen: Counter[str] = Counter()
     policies: Counter[str] = Counter()
 

@@ -1070,3 +1070,28 @@ def test_the_width_index_finds_the_first_job_that_fits(
         else:
             fits = [p for p, t in sorted(held[lv].items()) if p >= at and t <= value]
             assert index.first(lv, at, value) == (fits[0] if fits else -1)
+
+
+def test_random_cases_reach_the_width_index_past_a_job_that_pends() -> None:
+    """The property's derandomized cases have fcfs sessions in which the width index
+    starts a job past one that pends (the jobs it leaves untried), the shortcut
+    ``width_index`` stands for."""
+    skipped = 0
+    fitting = PlainReplay._fitting
+
+    def traced(self: PlainReplay, lv: int, now: float) -> None:
+        nonlocal skipped
+        before = list(self.levels[lv])
+        fitting(self, lv, now)
+        after = set(self.levels[lv])
+        started = [k for k, i in enumerate(before) if i not in after]
+        skipped += any(k > 0 and before[0] in after for k in started)
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=plain_cases())
+    def collect(case: Case) -> None:
+        with mock.patch.object(PlainReplay, "_fitting", traced):
+            Simulation(case.state(), case.jobs, case.options(True)).run()
+
+    collect()
+    assert skipped >= 5, skipped
