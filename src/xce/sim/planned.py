@@ -45,6 +45,7 @@ replays random planned workloads both ways and against the general path.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator
@@ -114,59 +115,78 @@ def _ordered_place(
 
 
 class _Claims:
-    """The running jobs' claims as rows (estimated end, host, slots, job), kept across
-    sessions: a job's rows are added when it starts and dropped when it ends, so no
-    session reads them back job by job."""
+    """The running jobs' claims, kept across sessions in order of their estimated ends
+    (ties: in order of their starts): a job's claim (its hosts and slots) is added when
+    it starts and dropped when it ends, taken in at a session's start (:meth:`merged`),
+    so no session reads them back job by job, and one that asks only for the earliest
+    ends (EASY's plan on the rows) walks only those."""
 
-    __slots__ = ("_added", "_gone", "end", "host", "job", "slots")
+    __slots__ = ("_added", "_arrays", "_by_job", "_claims", "_gone", "_keys", "_seq")
 
     def __init__(self) -> None:
-        self.end: FloatArray = np.zeros(0)
-        self.host: IndexArray = np.zeros(0, dtype=np.intp)
-        self.slots: FloatArray = np.zeros(0)
-        self.job: IndexArray = np.zeros(0, dtype=np.intp)
+        self._keys: list[tuple[float, int]] = []  # (end, sequence number), in order
+        self._claims: dict[int, tuple[IndexArray, FloatArray, float]] = {}  # by number
+        self._by_job: dict[int, tuple[float, int]] = {}  # a running job's key
+        self._seq = 0
         self._added: list[tuple[int, float, IndexArray, IntArray]] = []
-        self._gone: list[tuple[int, float]] = []  # (job, the end its rows hold)
+        self._gone: list[tuple[int, float]] = []  # (job, the end its claim holds)
+        self._arrays: tuple[FloatArray, IndexArray, FloatArray] | None = None
 
     def add(self, job: int, end: float, hosts: IndexArray, slots: IntArray) -> None:
         self._added.append((job, end, hosts, slots))
 
     def drop(self, job: int, end: float) -> None:
-        """Job ``job``'s rows (added with ``end``) go."""
+        """Job ``job``'s claim (added with ``end``) goes."""
         self._gone.append((job, end))
 
-    def merged(self) -> int:
-        """Take in what was added and dropped since; returns the number of rows (kept in
-        order of their ends)."""
-        added = self._added
-        if added:
-            counts = [len(h) for _, _, h, _ in added]
-            end = np.repeat([a[1] for a in added], counts).astype(np.float64)
-            host = np.concatenate([a[2] for a in added]).astype(np.intp)
-            slots = np.concatenate([a[3] for a in added]).astype(np.float64)
-            job = np.repeat([a[0] for a in added], counts).astype(np.intp)
-            order = np.argsort(end, kind="stable")
-            end, host, slots, job = end[order], host[order], slots[order], job[order]
-            at = np.searchsorted(self.end, end, side="right")
-            self.end = np.insert(self.end, at, end)
-            self.host = np.insert(self.host, at, host)
-            self.slots = np.insert(self.slots, at, slots)
-            self.job = np.insert(self.job, at, job)
-            added.clear()
-        if self._gone:  # a job's rows stand together among the rows of its end
-            places: list[npt.NDArray[np.intp]] = []
-            for who, until in self._gone:
-                lo = int(np.searchsorted(self.end, until, side="left"))
-                hi = int(np.searchsorted(self.end, until, side="right"))
-                found = lo + np.flatnonzero(self.job[lo:hi] == who)
-                if not len(found):
-                    raise InternalError(f"no claim of job {who} ending at {until} to drop")
-                places.append(found)
-            gone = np.concatenate(places)
-            self.end, self.host = np.delete(self.end, gone), np.delete(self.host, gone)
-            self.slots, self.job = np.delete(self.slots, gone), np.delete(self.job, gone)
+    def merged(self) -> None:
+        """Take in what was added and dropped since (in that order)."""
+        keys, claims, by_job = self._keys, self._claims, self._by_job
+        for job, end, hosts, slots in self._added:
+            key = (end, self._seq)
+            self._seq += 1
+            units = slots.astype(np.float64)
+            claims[key[1]] = (hosts.astype(np.intp, copy=False), units, float(units.sum()))
+            by_job[job] = key
+            if not keys or keys[-1] < key:
+                keys.append(key)
+            else:
+                bisect.insort(keys, key)
+        for job, end in self._gone:
+            key = by_job.pop(job, (math.nan, -1))
+            at = bisect.bisect_left(keys, key) if key[0] == end else -1
+            if at < 0 or at == len(keys) or keys[at] != key:
+                raise InternalError(f"no claim of job {job} ending at {end} to drop")
+            del keys[at]
+            del claims[key[1]]
+        if self._added or self._gone:
+            self._arrays = None
+            self._added.clear()
             self._gone.clear()
-        return len(self.end)
+
+    def in_order(self) -> Iterator[tuple[float, IndexArray, FloatArray, float]]:
+        """Each claim taken in: (estimated end, hosts, slots, their sum), ends rising."""
+        claims = self._claims
+        for end, seq in self._keys:
+            hosts, slots, total = claims[seq]
+            yield end, hosts, slots, total
+
+    def rows(self) -> tuple[FloatArray, IndexArray, FloatArray]:
+        """The claims taken in as rows (estimated end, host, slots), ends rising."""
+        if self._arrays is None:
+            claims = self._claims
+            parts = [claims[seq] for _, seq in self._keys]
+            if parts:
+                counts = [len(p[0]) for p in parts]
+                ends = np.repeat([end for end, _ in self._keys], counts).astype(np.float64)
+                self._arrays = (
+                    ends,
+                    np.concatenate([p[0] for p in parts]),
+                    np.concatenate([p[1] for p in parts]),
+                )
+            else:
+                self._arrays = (np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0))
+        return self._arrays
 
 
 class ArrayPlanning:
@@ -430,7 +450,6 @@ class _Session:
         "planning",
         "profile",
         "rises",
-        "rows",
         "rows_memo",
         "steps",
         "totals",
@@ -440,7 +459,7 @@ class _Session:
         self.planning = planning
         self.now = now
         self.base = planning.replay.space.free.astype(np.float64)  # the books at its start
-        self.rows = planning.claims.merged()  # the claims of the jobs running at its start
+        planning.claims.merged()  # the claims of the jobs running at its start
         self.profile: Profile | None = None
         # holds made before the profile (starts, and a plan made on rows: see _Head)
         self.deferred: list[tuple[float, float, IndexArray, FloatArray]] = []
@@ -466,8 +485,7 @@ class _Session:
             return profile
         now = self.now
         profile = self.profile = Profile(now, {SLOTS: self.base})
-        claims, rows = self.planning.claims, self.rows
-        ends, hosts, slots = claims.end[:rows], claims.host[:rows], claims.slots[:rows]
+        ends, hosts, slots = self.planning.claims.rows()
         profile.release_rows(ends, hosts, {SLOTS: slots})
         self.totals = _totals(now, float(self.base.sum()), ends, slots)
         self.head = None  # the profile decides from now on
@@ -691,68 +709,82 @@ class _Session:
 
     def _rows_at_afresh(self, at: float) -> tuple[IntArray, FloatArray]:
         now, free = self.now, self.planning.replay.space.free
-        claims, rows = self.planning.claims, self.rows
-        ends = np.maximum(claims.end[:rows], now)
-        due = ends <= at
-        avail = free + np.bincount(
-            claims.host[:rows][due], weights=claims.slots[:rows][due], minlength=len(free)
-        ).astype(np.int64)
+        hosts: list[IndexArray] = []
+        slots: list[FloatArray] = []
+        ends: list[float] = []
+        for end, on, units, _ in self.planning.claims.in_order():  # those due: the first
+            end = max(end, now)
+            if end > at:
+                break
+            hosts.append(on)
+            slots.append(units)
+            ends.append(end)
+        avail = free.copy()
         rise = np.full(len(free), -np.inf)
-        np.maximum.at(rise, claims.host[:rows][due], ends[due])
-        for start, end, hosts, units in self.deferred:  # this session's starts
+        if hosts:
+            on = np.concatenate(hosts)
+            avail += np.bincount(
+                on, weights=np.concatenate(slots), minlength=len(free)
+            ).astype(np.int64)
+            np.maximum.at(rise, on, np.repeat(ends, [len(h) for h in hosts]))
+        for start, end, on, units in self.deferred:  # this session's starts
             if end <= at:  # back by then (or never held: no duration)
-                avail[hosts] += units.astype(np.int64)
+                avail[on] += units.astype(np.int64)
                 if end > start:
-                    np.maximum.at(rise, hosts, end)
+                    np.maximum.at(rise, on, end)
         return avail, rise
 
     def _first_plan(self, n: int, duration: float) -> _Plan | None:
         """:meth:`_plan` of the session's first plan, on the rows: with no plan held,
         availability only rises after now, so a run's lowest point is where it starts,
         the first instant whose slots add up to ``n`` is the plan's start, and there the
-        hosts are taken freed latest first."""
-        now, free = self.now, self.planning.replay.space.free
-        claims, rows = self.planning.claims, self.rows
-        ends = np.maximum(claims.end[:rows], now)  # in order (the rows are)
-        live = int(np.searchsorted(ends, np.inf, side="left"))  # the finite ends
-        ends = ends[:live]
-        base = float(free.sum()) + sum(
-            float(units.sum()) for start, end, _, units in self.deferred if not end > start
-        )
-        # this session's starts, given back at their ends (a change there)
-        back = [
-            (end, float(units.sum()))
-            for start, end, _, units in self.deferred
-            if end > start and math.isfinite(end)
-        ]
-        totals = base + np.cumsum(claims.slots[:live])  # all hosts' slots after each row
-        for end, units in back:
-            totals[int(np.searchsorted(ends, end, side="left")) :] += units
-        # the first instant whose slots add up to n: now, a row's end or a start's end
-        starts: list[float] = []
-        if base >= n:
-            starts.append(now)
-        enough = int(np.searchsorted(totals, n, side="left"))  # totals only rise
-        if enough < len(totals):
-            starts.append(float(ends[enough]))
-        for end, _ in back:
-            count = int(np.searchsorted(ends, end, side="right"))  # the rows ended by then
-            if count:  # the row's total holds the starts given back up to its end
-                last = float(ends[count - 1])
-                there = float(totals[count - 1]) + sum(u for e, u in back if last < e <= end)
-            else:
-                there = base + sum(u for e, u in back if e <= end)
-            if there >= n:
-                starts.append(end)
-        if not starts:
+        hosts are taken freed latest first (hosts with none free then are never taken,
+        so only those freed by then and those free now are ordered)."""
+        start = self._first_instant(n)
+        if start is None:
             return None
-        start = min(starts)
         avail, rise = self._rows_at(start)
-        order_hosts = np.lexsort((-rise,))  # freed latest first, then host order
-        found = _ordered_place(avail, n, order_hosts)
+        risen = np.flatnonzero(rise > -np.inf)
+        risen = risen[np.lexsort((risen, -rise[risen]))]  # freed latest first, then hosts
+        others = np.flatnonzero((avail > 0) & (rise == -np.inf))  # in host order
+        found = _ordered_place(avail, n, np.concatenate((risen, others)))
         if found is None:
             raise InternalError("a plain job whose instant has room found no placement")
         return start, found[0], found[1]
+
+    def _first_instant(self, n: int) -> float | None:
+        """The first instant (now, a claim's end or the end of a job started this
+        session) at which all hosts' slots add up to ``n``, with no plan held (None:
+        never): the claims walked in order of their ends until they do."""
+        now = self.now
+        value = float(self.planning.replay.space.free.sum())
+        back: list[tuple[float, float]] = []  # this session's starts, back at their ends
+        for start, end, _, units in self.deferred:
+            if not end > start:
+                value += float(units.sum())  # never held
+            elif math.isfinite(end):
+                back.append((end, float(units.sum())))
+        back.sort()
+        if value >= n:
+            return now
+        k = 0
+        for end, _, _, total in self.planning.claims.in_order():
+            at = max(end, now)
+            if at == math.inf:
+                break
+            while k < len(back) and back[k][0] < at:
+                value += back[k][1]
+                if value >= n:
+                    return back[k][0]
+                k += 1
+            value += total
+            if value >= n:
+                return at
+        for end, amount in back[k:]:
+            value += amount
+            if value >= n:
+                return end
+        return None
 
     def _plan(
         self, n: int, duration: float, hint: IndexArray | None
