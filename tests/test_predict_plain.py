@@ -255,8 +255,25 @@ def test_an_outlived_prediction_ending_now_goes_session_by_session() -> None:
     assert plain_forward(state, lengths, {"r0": 10.5}, Policy(), NOW) is not None
 
 
-def test_a_replay_until_some_jobs_start_goes_session_by_session() -> None:
-    """``until`` (``xce predict --job``) stops at those jobs' starts, which the plain
-    replay does not: the replay runs session by session."""
-    run = forward_replay(_small().build(), REGISTRY.make("limit").predict, until=frozenset({"a"}))
-    assert run.first is not None
+@settings(max_examples=40, derandomize=True, database=None, deadline=None)
+@given(snapshot=plain_snapshots(), case=predictor_specs(), data=st.data())
+def test_a_replay_until_some_jobs_start_gives_them_the_same_starts(
+    snapshot: tuple[ClusterState, Policy],
+    case: tuple[str, tuple[FinishedJob, ...]],
+    data: st.DataObject,
+) -> None:
+    """issue 27: ``until`` (``xce predict --job``) on a plain snapshot replays on the
+    plain replay (to its end: what comes before a job's start does not depend on what
+    follows) and gives the jobs watched the starts of the session-by-session replay,
+    which stops once they have started."""
+    state, policy = snapshot
+    watched = frozenset(
+        data.draw(st.lists(st.sampled_from([j.id for j in state.jobs]), min_size=1, max_size=2))
+    )
+    predictor = taught(case)
+    fast = forward_replay(state, predictor.predict, policy=policy, until=watched)
+    slow = forward_replay(state, predictor.predict, policy=_off(policy), until=watched)
+    assert fast.first is None or _refused(state, policy, slow), "the shortcut was not taken"
+    assert {j: fast.starts[j] for j in watched} == {j: slow.starts[j] for j in watched}
+    if fast.first is None:  # the plain replay ran to its end
+        assert fast.starts == forward_replay(state, predictor.predict, policy=policy).starts

@@ -209,14 +209,11 @@ def _job_json(j: JobForecast, state: ClusterState) -> dict[str, Any]:
 def _render(
     info: dict[str, Any], forecast: Forecast, state: ClusterState, console: Console, learned: bool
 ) -> None:
-    from rich.table import Table
-
     from xce import timefmt
+    from xce.cli.tables import print_table
 
     tz, now = state.timezone, forecast.now
-    table = Table(title=f"Predicted starts ({info['predictor']}, from {timefmt.absolute(now, tz)})")
-    for column in ("job", "predicted start", "in", "10-90 %", "scheduler says", "why never"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for j in info["jobs"]:
         start, low, high, own = j["start"], j["low"], j["high"], j["scheduler_start"]
         interval = (
@@ -224,15 +221,22 @@ def _render(
             if low is not None and high is not None
             else ("-" if not info["runs"] else "not in most runs")
         )
-        table.add_row(
-            plain(j["job"]),
-            timefmt.absolute(start, tz) if start is not None else "never",
-            _after(start, now) if start is not None else "-",
-            interval,
-            _after(own, now) if own is not None else "-",
-            plain(j.get("message") or ""),
+        rows.append(
+            (
+                j["job"],
+                timefmt.absolute(start, tz) if start is not None else "never",
+                _after(start, now) if start is not None else "-",
+                interval,
+                _after(own, now) if own is not None else "-",
+                j.get("message") or "",
+            )
         )
-    console.print(table)
+    print_table(
+        console,
+        f"Predicted starts ({info['predictor']}, from {timefmt.absolute(now, tz)})",
+        ("job", "predicted start", "in", "10-90 %", "scheduler says", "why never"),
+        rows,
+    )
     started = sum(1 for j in info["jobs"] if j["start"] is not None)
     console.print(
         f"{started} of {len(info['jobs'])} job(s) start in the replay; "

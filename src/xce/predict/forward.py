@@ -30,6 +30,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +51,9 @@ from xce.core.session import SessionResult, array_task, job_request
 from xce.errors import EventError, InternalError
 from xce.predict.protocol import Asked, RuntimePredictor
 from xce.preempt import Preemptor
+
+if TYPE_CHECKING:
+    from xce.predict.plain import PlainSnapshot
 
 __all__ = ["Forecast", "ForwardRun", "JobForecast", "Policy", "forward_replay", "predict_starts"]
 
@@ -142,25 +146,30 @@ def forward_replay(
     policy: Policy | None = None,
     now: float | None = None,
     until: frozenset[str] | None = None,
+    snapshot: PlainSnapshot | None = None,
 ) -> ForwardRun:
     """Replay ``state`` forward from ``now`` (default: its session time), each job
     running ``runtime`` of what it is asked (see the module docstring); with ``until``,
-    only until those of its pending jobs have started (``xce predict --job``).
+    at least until those of its pending jobs have started (``xce predict --job``).
 
     The running work's runtimes are asked first, then every pending job's (but an array
     record's tasks, asked as they start), in the snapshot's order. A plain snapshot is
     replayed on the simulator's plain replay (:mod:`xce.predict.plain`,
-    ``Policy.plain``), any other session by session."""
+    ``Policy.plain``) to its end, ``until`` or not (what happens before a job's start
+    does not depend on what follows it, and the whole plain replay costs less than a
+    few sessions of the core on a deep queue); any other session by session, stopping
+    once the jobs of ``until`` have started. ``snapshot``: what replays of a plain
+    snapshot share (:func:`xce.predict.plain.plain_snapshot` of the same state, policy
+    and time, made once per forecast; None: found out here)."""
     from xce.predict.plain import plain_forward
 
     policy = policy or Policy()
     at = state.session_time() if now is None else now
     totals = {r.id: runtime(asked_running(r, state, at)) for r in state.running}
     lengths = {j.id: runtime(asked_pending(j, state)) for j in state.jobs if j.array is None}
-    if until is None:
-        fast = plain_forward(state, lengths, totals, policy, at)
-        if fast is not None:
-            return fast
+    fast = plain_forward(state, lengths, totals, policy, at, snapshot)
+    if fast is not None:
+        return fast
     return _Replay(state, runtime, policy, at, until, totals, lengths).run()
 
 
@@ -534,9 +543,16 @@ def predict_starts(
     sampled replays, on ``workers`` processes where the platform forks: each run draws
     from its own stream, so the result does not depend on ``workers``); see the module
     docstring."""
+    from xce.predict.plain import plain_snapshot
+
     began = time.perf_counter()
-    point = forward_replay(state, predictor.predict, policy=policy, now=now, until=until)
-    job = _Sampling(state, predictor, seed, policy, now, until)
+    policy = policy or Policy()
+    at = state.session_time() if now is None else now
+    shared = plain_snapshot(state, policy, at)  # made once for every run
+    point = forward_replay(
+        state, predictor.predict, policy=policy, now=at, until=until, snapshot=shared
+    )
+    job = _Sampling(state, predictor, seed, policy, at, until, shared)
     samples: list[Mapping[str, float | None]]
     if workers > 1 and runs > 1 and "fork" in multiprocessing.get_all_start_methods():
         global _SAMPLING
@@ -560,9 +576,10 @@ class _Sampling:
     state: ClusterState
     predictor: RuntimePredictor
     seed: int
-    policy: Policy | None
-    now: float | None
+    policy: Policy
+    now: float
     until: frozenset[str] | None
+    snapshot: PlainSnapshot | None
 
     def run(self, run: int) -> dict[str, float | None]:
         """Sampled replay number ``run``: its own random stream ``(seed, run)``, one draw
@@ -578,7 +595,12 @@ class _Sampling:
             return memo[key]
 
         replay = forward_replay(
-            self.state, draw, policy=self.policy, now=self.now, until=self.until
+            self.state,
+            draw,
+            policy=self.policy,
+            now=self.now,
+            until=self.until,
+            snapshot=self.snapshot,
         )
         return replay.starts
 

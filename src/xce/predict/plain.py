@@ -38,19 +38,45 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xce.cluster import SLOTS, ClusterState, HostStatus, PendingJob
 from xce.core.pickers import picker_traits
+from xce.errors import InternalError
 
 if TYPE_CHECKING:
     from xce.predict.forward import ForwardRun, Policy
-    from xce.sim.model import SimJob
 
-__all__ = ["plain_forward"]
+__all__ = ["PlainSnapshot", "plain_forward", "plain_snapshot"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlainSnapshot:
+    """What every forward replay of one plain snapshot shares, whatever its runtimes
+    (made once per forecast by :func:`plain_snapshot`): the pending jobs in the order
+    the simulation submits them, each checked to come back from the simulation as the
+    core's job."""
+
+    state: ClusterState
+    now: float
+    order: tuple[PendingJob, ...]
+
+
+def plain_snapshot(state: ClusterState, policy: Policy, now: float) -> PlainSnapshot | None:
+    """The snapshot's replay on the plain replay as far as runtimes do not decide it
+    (None: it is not plain; see the module docstring)."""
+    if not _eligible(state, policy, now):
+        return None
+    ok = state.hosts.status == HostStatus.OK
+    if max(j.max_tasks for j in state.jobs) > np.nansum(state.hosts.capacity[SLOTS][ok]):
+        return None  # a job that never starts (below)
+    order = tuple(sorted(state.jobs, key=lambda j: (j.submit_time, j.order)))
+    if not all(_plain(j, now) for j in order):
+        return None
+    return PlainSnapshot(state, now, order)
 
 
 def plain_forward(
@@ -59,29 +85,47 @@ def plain_forward(
     totals: Mapping[str, float],
     policy: Policy,
     now: float,
+    snapshot: PlainSnapshot | None = None,
 ) -> ForwardRun | None:
     """The forward replay of ``state`` from ``now`` on the plain replay, each pending job
     running ``lengths[id]`` and each running job ``totals[id]`` in all (see the module
-    docstring); None when that is not provably the session-by-session replay."""
+    docstring); None when that is not provably the session-by-session replay.
+    ``snapshot``: :func:`plain_snapshot` of the same state, policy and ``now``, made
+    once for many replays (None: made here)."""
     from xce.predict.forward import ForwardRun
     from xce.sim.engine import SimOptions, Simulation
+    from xce.sim.model import SimJob
 
-    if not _eligible(state, policy, now):
+    if snapshot is None:
+        snapshot = plain_snapshot(state, policy, now)
+    elif snapshot.state is not state or snapshot.now != now:
+        raise InternalError("a plain snapshot replayed with another state or time")
+    if snapshot is None:
         return None
     if any(not r.start_time + totals[r.id] > now for r in state.running):
         return None  # ended at now by an outlived prediction: after the first session
-    ok = state.hosts.status == HostStatus.OK
-    if max(j.max_tasks for j in state.jobs) > np.nansum(state.hosts.capacity[SLOTS][ok]):
-        return None  # a job that never starts (below)
-    running = tuple(replace(r, runtime=totals[r.id]) for r in state.running)
-    order = sorted(state.jobs, key=lambda j: (j.submit_time, j.order))
-    jobs = [_sim_job(j, lengths[j.id], now) for j in order]
-    plain = [j for j in jobs if j is not None]
-    if len(plain) != len(jobs):
+    order = snapshot.order
+    if not all(0 <= lengths[j.id] < math.inf for j in order):
         return None
+    running = tuple(replace(r, runtime=totals[r.id]) for r in state.running)
+    jobs = [
+        SimJob(
+            j.id,
+            now,
+            lengths[j.id],
+            j.max_tasks,
+            user=j.user,
+            queue=j.queue,
+            project=j.project,
+            resreq=j.resreq,
+            requested_time=j.requested_time,
+            name=j.name,
+        )
+        for j in order
+    ]
     options = SimOptions(picker=policy.picker, backfill=policy.backfill)
     sim = Simulation(
-        replace(state, running=running, jobs=()), plain, options, pickers=policy.pickers()
+        replace(state, running=running, jobs=()), jobs, options, pickers=policy.pickers()
     )
     for queue in {j.queue for j in state.jobs}:
         picker = sim.picker_registry.get(sim.core.picker_name(queue))
@@ -115,17 +159,17 @@ def _eligible(state: ClusterState, policy: Policy, now: float) -> bool:
     )
 
 
-def _sim_job(job: PendingJob, length: float, now: float) -> SimJob | None:
-    """``job`` as the simulation's, submitted at ``now`` (None: the core would not see
-    the simulation's job as ``job``)."""
+def _plain(job: PendingJob, now: float) -> bool:
+    """Whether ``job``, as the simulation's job submitted at ``now``, comes back as the
+    core's ``job`` (but for what no picker of the replay reads)."""
     from xce.sim.model import SimJob, pending_job
 
-    if not (job.tasks_given and job.min_tasks == job.max_tasks and 0 <= length < math.inf):
-        return None
+    if not (job.tasks_given and job.min_tasks == job.max_tasks):
+        return False
     sim = SimJob(
         job.id,
         now,
-        length,
+        0.0,
         job.max_tasks,
         user=job.user,
         queue=job.queue,
@@ -135,7 +179,7 @@ def _sim_job(job: PendingJob, length: float, now: float) -> SimJob | None:
         name=job.name,
     )
     back = replace(pending_job(sim, job.order), submit_time=job.submit_time, runtime=job.runtime)
-    return sim if _read(back) == _read(job) else None
+    return _read(back) == _read(job)
 
 
 def _read(job: PendingJob) -> PendingJob:
