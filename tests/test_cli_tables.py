@@ -53,7 +53,7 @@ def test_cells_are_text_not_markup_and_control_characters_show() -> None:
     made visible, so a name cannot drive the terminal."""
     evil = ("[bold]j1[/bold]", "\x1b[2Jt=1 s", "[red]why")
     for n in (1, LONG + 1):
-        text = _printed([evil] + _rows(n - 1))
+        text = _printed([evil, *_rows(n - 1)])
         assert "[bold]j1[/bold]" in text
         assert "[red]why" in text
         assert "\x1b" not in text

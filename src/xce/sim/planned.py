@@ -723,9 +723,9 @@ class _Session:
         rise = np.full(len(free), -np.inf)
         if hosts:
             on = np.concatenate(hosts)
-            avail += np.bincount(
-                on, weights=np.concatenate(slots), minlength=len(free)
-            ).astype(np.int64)
+            avail += np.bincount(on, weights=np.concatenate(slots), minlength=len(free)).astype(
+                np.int64
+            )
             np.maximum.at(rise, on, np.repeat(ends, [len(h) for h in hosts]))
         for start, end, on, units in self.deferred:  # this session's starts
             if end <= at:  # back by then (or never held: no duration)
