@@ -148,6 +148,13 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         return placed
 
     first_plan = session._first_plan
+    kept_first = session._kept_first
+
+    def traced_kept_first(self: Any, n: int) -> Any:
+        found = kept_first(self, n)
+        if found is not None:
+            seen["first plan on rows kept from the last session"] += 1
+        return found
 
     def traced_first_plan(self: Any, n: int, duration: float) -> Any:
         found = first_plan(self, n, duration)
@@ -191,6 +198,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
         mock.patch.object(session, "_first_plan", traced_first_plan),
+        mock.patch.object(session, "_kept_first", traced_kept_first),
         mock.patch.object(planned_module, "_ordered_place", traced_ordered),
     ):
         yield
@@ -218,6 +226,7 @@ REACHED = {
     "kept plan refused, its run meets a rise",
     "first plan on rows",
     "first plan on rows, no room",
+    "first plan on rows kept from the last session",
     "started beside a plan on rows",
     "held beside a plan on rows",
     "kept plan refused, room before",
@@ -233,7 +242,8 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     of their own (one host, several, not in host order), and keep plans from the last
     session (with no room, checked after a new hold, beside a rise) or refuse to (a run
     that meets a rise, an earlier instant with room); make a session's first plan on
-    the rows (with and without room) and start or hold jobs beside it; and decide,
+    the rows (with and without room; kept from the last session, nothing having
+    started or ended since) and start or hold jobs beside it; and decide,
     once every queue has had its plans, only what the width index finds (beside a
     plan on rows too)."""
     seen: Counter[str] = Counter()

@@ -154,7 +154,8 @@ class SimOptions:
     # core, exactly as the core decides them; also off with plain_replay off
     plain_planning: bool = True
     # those sessions keep a pending job's plan from the last one where it provably
-    # repeats (xce.sim.planned), rather than plan it again
+    # repeats, and a first plan on the rows when nothing started or ended since
+    # (xce.sim.planned), rather than plan it again
     kept_plans: bool = True
     # a session's first plan there, and the starts it lets by, decided from the running
     # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one

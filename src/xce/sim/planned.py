@@ -31,7 +31,9 @@ queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
 
 Two exact shortcuts sit on top, each behind its switch: *kept plans*
 (``SimOptions.kept_plans``: a job's plan from the last session held again where it
-provably repeats, see :class:`_Session`) and *one plan on rows*
+provably repeats, see :class:`_Session`; and a session's first plan on the rows, when
+no job started or ended since the last one made it, see ``_Session._kept_first``) and
+*one plan on rows*
 (``SimOptions.one_plan_on_rows``: while a session holds one plan and no hint, that plan
 and every start beside it are decided from the running claims' rows, without building
 the profile, see :class:`_Head`: what EASY's sessions mostly are).
@@ -121,7 +123,7 @@ class _Claims:
     so no session reads them back job by job, and one that asks only for the earliest
     ends (EASY's plan on the rows) walks only those."""
 
-    __slots__ = ("_added", "_arrays", "_by_job", "_claims", "_gone", "_keys", "_seq")
+    __slots__ = ("_added", "_arrays", "_by_job", "_claims", "_gone", "_keys", "_seq", "changes")
 
     def __init__(self) -> None:
         self._keys: list[tuple[float, int]] = []  # (end, sequence number), in order
@@ -131,13 +133,20 @@ class _Claims:
         self._added: list[tuple[int, float, IndexArray, IntArray]] = []
         self._gone: list[tuple[int, float]] = []  # (job, the end its claim holds)
         self._arrays: tuple[FloatArray, IndexArray, FloatArray] | None = None
+        self.changes = 0  # claims added and dropped so far: every start and end
 
     def add(self, job: int, end: float, hosts: IndexArray, slots: IntArray) -> None:
         self._added.append((job, end, hosts, slots))
+        self.changes += 1
 
     def drop(self, job: int, end: float) -> None:
         """Job ``job``'s claim (added with ``end``) goes."""
         self._gone.append((job, end))
+        self.changes += 1
+
+    def earliest(self) -> float:
+        """The earliest end of the claims taken in (inf: none)."""
+        return self._keys[0][0] if self._keys else math.inf
 
     def merged(self) -> None:
         """Take in what was added and dropped since (in that order)."""
@@ -222,6 +231,10 @@ class ArrayPlanning:
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
         self.profiled = False  # the last session built its profile
         self.kept: dict[int, _Plan | None] = {}
+        # the last first plan made on the rows, for a session that sees what it saw
+        # (see _Session._kept_first): (tasks, claims' changes then, plan, rows at its start)
+        self.first: tuple[int, int, _Plan | None, tuple[IntArray, FloatArray] | None] | None
+        self.first = None
         self.expected: dict[int, float] = {}
         self.early: list[float] = []
 
@@ -739,7 +752,39 @@ class _Session:
         availability only rises after now, so a run's lowest point is where it starts,
         the first instant whose slots add up to ``n`` is the plan's start, and there the
         hosts are taken freed latest first (hosts with none free then are never taken,
-        so only those freed by then and those free now are ordered)."""
+        so only those freed by then and those free now are ordered). The last session's,
+        where it provably repeats (:meth:`_kept_first`)."""
+        planning = self.planning
+        kept = self._kept_first(n)
+        if kept is not None:
+            plan, rows = kept
+            if plan is not None and rows is not None:  # as _rows_at would find them
+                key = (plan[0], len(self.deferred), planning.replay.space.total)
+                self.rows_memo = (key, rows)
+            return plan
+        plan = self._first_plan_afresh(n)
+        rows = self.rows_memo[1] if plan is not None and self.rows_memo is not None else None
+        if planning.keep_plans:
+            planning.first = (n, planning.claims.changes, plan, rows)
+        return plan
+
+    def _kept_first(self, n: int) -> tuple[_Plan | None, tuple[IntArray, FloatArray] | None] | None:
+        """The last first plan on the rows and the rows at its start, if this one is
+        provably the same (None: not; ``SimOptions.kept_plans``): it was made for ``n``
+        tasks too, no job started or ended since (the claims' changes count every start
+        and end), so the free slots are what they were then and the claims are what
+        they were plus the starts it saw as this session's (given back at the same
+        ends), and no claim's end is before now (what the rows count at now would
+        differ: an end past its estimate counts from now)."""
+        planning = self.planning
+        kept = planning.first
+        if kept is None or kept[0] != n or kept[1] != planning.claims.changes:
+            return None
+        if self.deferred or planning.claims.earliest() < self.now:
+            return None
+        return kept[2], kept[3]
+
+    def _first_plan_afresh(self, n: int) -> _Plan | None:
         start = self._first_instant(n)
         if start is None:
             return None
