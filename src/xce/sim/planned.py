@@ -180,6 +180,12 @@ class _Claims:
             hosts, slots, total = claims[seq]
             yield end, hosts, slots, total
 
+    def due(self, at: float) -> list[tuple[float, IndexArray, FloatArray, float]]:
+        """The claims taken in that end by ``at`` (as :meth:`in_order`)."""
+        keys, claims = self._keys, self._claims
+        upto = bisect.bisect_right(keys, (at, math.inf))
+        return [(end, *claims[seq]) for end, seq in keys[:upto]]
+
     def rows(self) -> tuple[FloatArray, IndexArray, FloatArray]:
         """The claims taken in as rows (estimated end, host, slots), ends rising."""
         if self._arrays is None:
@@ -725,13 +731,10 @@ class _Session:
         hosts: list[IndexArray] = []
         slots: list[FloatArray] = []
         ends: list[float] = []
-        for end, on, units, _ in self.planning.claims.in_order():  # those due: the first
-            end = max(end, now)
-            if end > at:
-                break
+        for end, on, units, _ in self.planning.claims.due(at):  # the first
             hosts.append(on)
             slots.append(units)
-            ends.append(end)
+            ends.append(end if end > now else now)
         avail = free.copy()
         rise = np.full(len(free), -np.inf)
         if hosts:
