@@ -985,3 +985,27 @@ def test_stdin_refuses_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schedule_add.sys, "stdin", Terminal())
     with pytest.raises(InputError, match="stdin, which is a terminal"):
         schedule_add.read_stdin_state(lenient=False)
+
+
+def test_a_long_schedule_prints_one_plain_line_per_pending_job(tmp_path: Path) -> None:
+    """More pending jobs than a screenful (xce.cli.tables.LONG): the Pending table is
+    plain columns, one line per job in pick order with its reason, the job's name as
+    named (never read as markup, no escaping backslash), the hosts-by-reason breakdown
+    on the same line."""
+    from xce.cli.tables import LONG
+
+    state = ClusterBuilder().hosts(2, slots=1).running("r", {"h0": 1, "h1": 1})
+    ids = [f"[b]j{k}" for k in range(LONG + 3)]
+    for job in ids:
+        state.job(job, 1)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state.to_dict()))
+    result = _invoke(str(path), "--explain")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines.index(f"Pending ({len(ids)})")
+    assert lines[at + 1].split()[:3] == ["job", "reason", "why"]
+    body = lines[at + 3 : at + 3 + len(ids)]
+    assert [line.split()[0] for line in body] == ids
+    assert all("NOT_ENOUGH_SLOTS" in line and "SLOTS: 2" in line for line in body), body[0]
+    assert "│" not in "\n".join(lines[at:])

@@ -63,3 +63,21 @@ def test_cells_are_text_not_markup_and_control_characters_show() -> None:
 def test_plain_lines_pad_to_the_widest_cell_of_each_column() -> None:
     lines = plain_lines("T", ("a", "b"), [("xx", "y"), ("x", "yyy")])
     assert lines == ["T", "a   b", "--  ---", "xx  y", "x   yyy"]
+
+
+def test_markup_cells_print_their_text_in_both_forms() -> None:
+    """``markup=True`` (xce schedule's escaped cells): styles apply in Rich's form and
+    are dropped in the plain form; escaped user text prints as named in both."""
+    from rich.markup import escape
+
+    for n in (1, LONG + 1):
+        rows = [(escape("[b]j0"), "[bold]RUN[/bold]", escape("a [x] b"))]
+        rows += [(f"j{k}", "PEND", "") for k in range(1, n)]
+        out = io.StringIO()
+        print_table(Console(file=out, width=80), "Pending", COLUMNS, rows, markup=True)
+        text = out.getvalue()
+        assert "[b]j0" in text
+        assert "a [x] b" in text
+        assert "RUN" in text
+        assert "[bold]" not in text
+        assert "\\[" not in text

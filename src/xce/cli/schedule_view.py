@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from xce.cli.agreement import add_agreement, entry_of, says, summary, verdict
 from xce.cli.outputs import shown as escape
+from xce.cli.tables import print_table
 from xce.timefmt import absolute, iso, when
 
 if TYPE_CHECKING:  # the library and rich load when the command runs (start-up time)
@@ -243,14 +244,13 @@ def render(info: dict[str, Any], explain: bool, console: Console, tz: str | None
     agreement = info["stats"].get("agreement")
     name = escape(agreement["scheduler"] if agreement else info.get("scheduler") or "scheduler")
     now = info.get("now", agreement["now"] if agreement else None)
-    table = Table(title=f"Dispatched ({len(info['dispatched'])})", title_justify="left")
-    for col in ("job", "hosts (slots, term)", "resources", "shared"):
-        table.add_column(col)
+    columns = ["job", "hosts (slots, term)", "resources", "shared"]
     theirs = "scheduler" in info or agreement is not None  # the scheduler's reason too
     if theirs:
-        table.add_column(f"{name} says")
+        columns.append(f"{name} says")
     if agreement:
-        table.add_column(f"agrees with {name}")
+        columns.append(f"agrees with {name}")
+    rows = []
     for d in info["dispatched"]:
         hosts = ", ".join(
             f"{escape(a['host'])}:{a['slots']}" + (f" t{a['term']}" if a["term"] else "")
@@ -267,20 +267,19 @@ def render(info: dict[str, Any], explain: bool, console: Console, tz: str | None
             row.append(escape(says(d, now, tz)))
         if agreement:
             row.append(escape(verdict(d["agreement"], name)))
-        table.add_row(*row)
-    console.print(table)
-    table = Table(title=f"Pending ({len(info['pending'])})", title_justify="left")
+        rows.append(row)
+    print_table(console, f"Dispatched ({len(info['dispatched'])})", columns, rows, markup=True)
     planning = "now" in info
-    for col in ("job", "reason", "why"):
-        table.add_column(col)
+    columns = ["job", "reason", "why"]
     if theirs:
-        table.add_column(f"{name} says")
+        columns.append(f"{name} says")
     if agreement:
-        table.add_column(f"agrees with {name}")
+        columns.append(f"agrees with {name}")
     if planning:
-        table.add_column("expected start")
+        columns.append("expected start")
     if explain:
-        table.add_column("hosts by reason")
+        columns.append("hosts by reason")
+    rows = []
     for p in info["pending"]:
         row = [
             escape(p["job"]),
@@ -295,8 +294,8 @@ def render(info: dict[str, Any], explain: bool, console: Console, tz: str | None
             row.append(expected(p, info["now"], tz))
         if explain:
             row.append(_breakdown(p))
-        table.add_row(*row)
-    console.print(table)
+        rows.append(row)
+    print_table(console, f"Pending ({len(info['pending'])})", columns, rows, markup=True)
     if info.get("preempted"):
         table = Table(title=f"Preempted ({len(info['preempted'])})", title_justify="left")
         for col in ("job", "by", "hosts"):
