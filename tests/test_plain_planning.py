@@ -81,14 +81,18 @@ def three_ways(case: Case) -> SimResult:
     """The case on arrays (asserted to be the path taken), with kept plans and without,
     with a session's one plan on the rows and on the profile, with the index of pending
     jobs by task count and without (``width_index``: EASY's sessions decide only what
-    may start), through the core, and on the general path: asserted identical."""
+    may start), with that plan placed only when needed and at once
+    (``lazy_first_plan``), through the core, and on the general path: asserted
+    identical."""
     mine = run(case, arrays=True)
     afresh = run(case, arrays=True, kept_plans=False)
     profiled = run(case, arrays=True, one_plan_on_rows=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
     unindexed = run(case, arrays=True, width_index=False)
+    placed = run(case, arrays=True, lazy_first_plan=False)
     assert_same_result(mine, unindexed)
+    assert_same_result(mine, placed)
     assert_same_result(mine, afresh)
     assert_same_result(mine, profiled)
     assert_same_result(mine, core)
@@ -149,6 +153,12 @@ def traced(seen: Counter[str]) -> Iterator[None]:
 
     first_plan = session._first_plan
     kept_first = session._kept_first
+    place_first = session.place_first
+
+    def traced_place_first(self: Any) -> Any:
+        if self.lazy is not None:
+            seen["first plan placed when needed"] += 1
+        return place_first(self)
 
     def traced_kept_first(self: Any, n: int) -> Any:
         found = kept_first(self, n)
@@ -156,8 +166,8 @@ def traced(seen: Counter[str]) -> Iterator[None]:
             seen["first plan on rows kept from the last session"] += 1
         return found
 
-    def traced_first_plan(self: Any, n: int, duration: float) -> Any:
-        found = first_plan(self, n, duration)
+    def traced_first_plan(self: Any, n: int, duration: float, start: Any = None) -> Any:
+        found = first_plan(self, n, duration, start)
         seen["first plan on rows" if found is not None else "first plan on rows, no room"] += 1
         return found
 
@@ -187,6 +197,8 @@ def traced(seen: Counter[str]) -> Iterator[None]:
 
     def traced_next(self: Any, session_: Any, lv: int, at: int) -> Any:
         found = next_to_try(self, session_, lv, at)
+        if found < 0 and session_.lazy is not None:
+            seen["first plan never placed"] += 1
         if found >= 0:
             beside = " beside a plan on rows" if session_.head is not None else ""
             seen["the width index found a job" + beside] += 1
@@ -199,6 +211,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         mock.patch.object(session, "_again", traced_again),
         mock.patch.object(session, "_first_plan", traced_first_plan),
         mock.patch.object(session, "_kept_first", traced_kept_first),
+        mock.patch.object(session, "place_first", traced_place_first),
         mock.patch.object(planned_module, "_ordered_place", traced_ordered),
     ):
         yield
@@ -227,6 +240,8 @@ REACHED = {
     "first plan on rows",
     "first plan on rows, no room",
     "first plan on rows kept from the last session",
+    "first plan placed when needed",
+    "first plan never placed",
     "started beside a plan on rows",
     "held beside a plan on rows",
     "kept plan refused, room before",
@@ -243,7 +258,8 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     session (with no room, checked after a new hold, beside a rise) or refuse to (a run
     that meets a rise, an earlier instant with room); make a session's first plan on
     the rows (with and without room; kept from the last session, nothing having
-    started or ended since) and start or hold jobs beside it; and decide,
+    started or ended since; placed only when needed, or never) and start or hold jobs
+    beside it; and decide,
     once every queue has had its plans, only what the width index finds (beside a
     plan on rows too)."""
     seen: Counter[str] = Counter()

@@ -160,6 +160,10 @@ class SimOptions:
     # a session's first plan there, and the starts it lets by, decided from the running
     # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one
     one_plan_on_rows: bool = True
+    # that plan placed only once some decision, or some job that may start beside it,
+    # needs its hosts (xce.sim.planned._Session.place_first); where no queue keeps
+    # placements: a session in which nothing can start beside it never places it
+    lazy_first_plan: bool = True
     # the plain replay's sessions find the jobs that may start (want at most the free
     # slots) in an index of the pending jobs by task count, not by trying each
     # (xce.sim.plain._ByWidth); off, every pending job is tried, and decides alike

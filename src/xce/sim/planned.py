@@ -29,14 +29,15 @@ back from the core. Which jobs plan and which keep their placements is asked of 
 queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
 ``keeps_placements``), never its name.
 
-Two exact shortcuts sit on top, each behind its switch: *kept plans*
+Three exact shortcuts sit on top, each behind its switch: *kept plans*
 (``SimOptions.kept_plans``: a job's plan from the last session held again where it
 provably repeats, see :class:`_Session`; and a session's first plan on the rows, when
-no job started or ended since the last one made it, see ``_Session._kept_first``) and
-*one plan on rows*
-(``SimOptions.one_plan_on_rows``: while a session holds one plan and no hint, that plan
-and every start beside it are decided from the running claims' rows, without building
-the profile, see :class:`_Head`: what EASY's sessions mostly are).
+no job started or ended since the last one made it, see ``_Session._kept_first``),
+*one plan on rows* (``SimOptions.one_plan_on_rows``: while a session holds one plan and
+no hint, that plan and every start beside it are decided from the running claims' rows,
+without building the profile, see :class:`_Head`: what EASY's sessions mostly are), and
+that plan *placed when needed* (``SimOptions.lazy_first_plan``: its start found, its
+hosts chosen only once something reads them, see ``_Session.place_first``).
 
 Taken (:func:`array_planning`) when every queue of the replay plans by the builtin
 planner and replaces its picker's blocking, no queue has an order of its own or
@@ -235,6 +236,9 @@ class ArrayPlanning:
             replay.by_width.with_estimates(self.estimates)
         self.keep_plans = replay.sim.options.kept_plans
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
+        # a first plan on the rows placed only when something needs it (place_first):
+        # where no queue keeps placements (else a plan's hosts are read next session)
+        self.lazy = self.rows and replay.sim.options.lazy_first_plan and not any(self.keeps)
         self.profiled = False  # the last session built its profile
         self.kept: dict[int, _Plan | None] = {}
         # the last first plan made on the rows, for a session that sees what it saw
@@ -332,6 +336,17 @@ class ArrayPlanning:
         total = space.total
         if total <= 0:
             return -1
+        if session.lazy is not None:  # the first plan, unplaced: does any job need it?
+            _, n, _, start, value, _ = session.lazy
+            # beside it a job may take, past its start, at most what it leaves there
+            wide = min(total, int(value) - n)
+            found = by_width.first(lv, at, wide) if wide > 0 else -1
+            if found < 0:
+                before = start - session.now + 1e-9 * max(1.0, abs(start))
+                found = by_width.first_short(lv, at, total, before)
+            if found < 0:
+                return -1  # none: it need not be placed
+            session.place_first()
         head = session.head
         if head is None or self.hints_kept:
             return by_width.first(lv, at, total)
@@ -462,6 +477,7 @@ class _Session:
         "deferred",
         "head",
         "hint_key",
+        "lazy",
         "moved",
         "now",
         "planned",
@@ -483,6 +499,9 @@ class _Session:
         # holds made before the profile (starts, and a plan made on rows: see _Head)
         self.deferred: list[tuple[float, float, IndexArray, FloatArray]] = []
         self.head: _Head | None = None
+        # the first plan on the rows, not yet placed: (job, tasks, estimate, start, all
+        # hosts' slots then, the kept plans it is noted in), see place_first
+        self.lazy: tuple[int, int, float, float, float, dict[int, _Plan | None]] | None = None
         self.totals: tuple[FloatArray, FloatArray] | None = None  # instants, values
         self.steps: Steps | None = None
         self.considered: dict[int, int] = {}  # per queue: jobs offered a plan so far
@@ -551,6 +570,7 @@ class _Session:
     def decide(self, i: int, kept: dict[int, _Plan | None]) -> tuple[Placed, bool] | float | None:
         """Job ``i``'s decision: (where it started, backfilled), or its planned start
         (None: pending without one). A plan offered is noted in ``kept``."""
+        self.place_first()  # what this job sees includes the first plan's placement
         planning = self.planning
         replay = planning.replay
         q = replay.queue_of[i]
@@ -587,6 +607,12 @@ class _Session:
         if not isinstance(again, _Absent):
             plan = again
         elif self._on_rows(hint):
+            if planning.lazy and self._kept_first(n) is None:
+                start = self._first_instant(n)
+                if start is not None:  # placed once something needs it (place_first)
+                    kept[i] = (start, _NO_HOSTS, np.zeros(0, dtype=np.int64))
+                    self.lazy = (i, n, duration, start, self._value_at(start), kept)
+                    return start
             plan = self._first_plan(n, duration)
         else:
             plan = self._plan(n, duration, hint)
@@ -598,9 +624,15 @@ class _Session:
         kept[i] = plan
         if plan is None:
             return None
-        start, hosts, slots = plan
         if keeps:
-            planning.hints[i] = hosts
+            planning.hints[i] = plan[1]
+        return self._held(plan, duration)
+
+    def _held(self, plan: _Plan, duration: float) -> float:
+        """Hold ``plan`` (of a job of that estimate); returns its start."""
+        planning = self.planning
+        replay = planning.replay
+        start, hosts, slots = plan
         first = self.profile is None and not self.planned and planning.rows
         avail = self._rows_at(start)[0] if first and duration > 0 else None
         self._hold(start, start + duration, hosts, slots.astype(np.float64))
@@ -612,6 +644,34 @@ class _Session:
             self.planned_from = start
         self.planned += 1
         return start
+
+    def place_first(self) -> None:
+        """Place the session's first plan on the rows, if it was left unplaced
+        (``SimOptions.lazy_first_plan``): made for job ``i`` at its start, it is placed
+        and held as it would have been then, nothing having been decided since (every
+        decision, and every search for a job that may start beside it, places it first).
+        With no queue keeping placements, nothing reads an unplaced plan but its start:
+        a session that needs no more never places it."""
+        lazy = self.lazy
+        if lazy is None:
+            return
+        self.lazy = None
+        i, n, duration, start, _, kept = lazy
+        plan = self._first_plan(n, duration, start)
+        if plan is None or plan[0] != start:
+            raise InternalError(f"the first plan placed late moved: {start} -> {plan}")
+        kept[i] = plan
+        self._held(plan, duration)
+
+    def _value_at(self, at: float) -> float:
+        """All hosts' slots together at ``at`` with no plan held: the free slots, the
+        claims ended by then (an end before now counts from now), this session's starts
+        back by then (or never held)."""
+        value = float(self.planning.replay.space.free.sum())
+        for start, end, _, units in self.deferred:
+            if not end > start or end <= at:
+                value += float(units.sum())
+        return value + sum(claim[3] for claim in self.planning.claims.due(at))
 
     def _gone(self, last: _Plan | None, duration: float) -> None:
         """The last session's plan ``last`` (of a job of that estimate) is not held
@@ -750,13 +810,14 @@ class _Session:
                     np.maximum.at(rise, on, end)
         return avail, rise
 
-    def _first_plan(self, n: int, duration: float) -> _Plan | None:
+    def _first_plan(self, n: int, duration: float, start: float | None = None) -> _Plan | None:
         """:meth:`_plan` of the session's first plan, on the rows: with no plan held,
         availability only rises after now, so a run's lowest point is where it starts,
         the first instant whose slots add up to ``n`` is the plan's start, and there the
         hosts are taken freed latest first (hosts with none free then are never taken,
         so only those freed by then and those free now are ordered). The last session's,
-        where it provably repeats (:meth:`_kept_first`)."""
+        where it provably repeats (:meth:`_kept_first`). ``start``: the plan's start,
+        where already found (:meth:`_first_instant`)."""
         planning = self.planning
         kept = self._kept_first(n)
         if kept is not None:
@@ -765,7 +826,7 @@ class _Session:
                 key = (plan[0], len(self.deferred), planning.replay.space.total)
                 self.rows_memo = (key, rows)
             return plan
-        plan = self._first_plan_afresh(n)
+        plan = self._first_plan_afresh(n, start)
         rows = self.rows_memo[1] if plan is not None and self.rows_memo is not None else None
         if planning.keep_plans:
             planning.first = (n, planning.claims.changes, plan, rows)
@@ -787,8 +848,9 @@ class _Session:
             return None
         return kept[2], kept[3]
 
-    def _first_plan_afresh(self, n: int) -> _Plan | None:
-        start = self._first_instant(n)
+    def _first_plan_afresh(self, n: int, start: float | None = None) -> _Plan | None:
+        if start is None:
+            start = self._first_instant(n)
         if start is None:
             return None
         avail, rise = self._rows_at(start)
@@ -918,6 +980,7 @@ class _Head:
 
 
 _NO_LIMIT = np.iinfo(np.int64).max // 2
+_NO_HOSTS = np.zeros(0, dtype=np.intp)
 
 
 def _totals(
