@@ -519,7 +519,8 @@ def _put(tree: list[Any], i: int, value: Any) -> None:
     tree[i] = value
     i >>= 1
     while i:
-        low = min(tree[2 * i], tree[2 * i + 1])
+        left, right = tree[2 * i], tree[2 * i + 1]
+        low = right if right < left else left  # min(), without the call
         if tree[i] == low:
             break
         tree[i] = low

@@ -608,10 +608,11 @@ class _Session:
             plan = again
         elif self._on_rows(hint):
             if planning.lazy and self._kept_first(n) is None:
-                start = self._first_instant(n)
-                if start is not None:  # placed once something needs it (place_first)
+                instant = self._first_instant(n)
+                if instant is not None:  # placed once something needs it (place_first)
+                    start = instant[0]
                     kept[i] = (start, _NO_HOSTS, np.zeros(0, dtype=np.int64))
-                    self.lazy = (i, n, duration, start, self._value_at(start), kept)
+                    self.lazy = (i, n, duration, start, instant[1], kept)
                     return start
             plan = self._first_plan(n, duration)
         else:
@@ -662,16 +663,6 @@ class _Session:
             raise InternalError(f"the first plan placed late moved: {start} -> {plan}")
         kept[i] = plan
         self._held(plan, duration)
-
-    def _value_at(self, at: float) -> float:
-        """All hosts' slots together at ``at`` with no plan held: the free slots, the
-        claims ended by then (an end before now counts from now), this session's starts
-        back by then (or never held)."""
-        value = float(self.planning.replay.space.free.sum())
-        for start, end, _, units in self.deferred:
-            if not end > start or end <= at:
-                value += float(units.sum())
-        return value + sum(claim[3] for claim in self.planning.claims.due(at))
 
     def _gone(self, last: _Plan | None, duration: float) -> None:
         """The last session's plan ``last`` (of a job of that estimate) is not held
@@ -850,9 +841,10 @@ class _Session:
 
     def _first_plan_afresh(self, n: int, start: float | None = None) -> _Plan | None:
         if start is None:
-            start = self._first_instant(n)
-        if start is None:
-            return None
+            instant = self._first_instant(n)
+            if instant is None:
+                return None
+            start = instant[0]
         avail, rise = self._rows_at(start)
         risen = np.flatnonzero(rise > -np.inf)
         risen = risen[np.lexsort((risen, -rise[risen]))]  # freed latest first, then hosts
@@ -862,10 +854,11 @@ class _Session:
             raise InternalError("a plain job whose instant has room found no placement")
         return start, found[0], found[1]
 
-    def _first_instant(self, n: int) -> float | None:
+    def _first_instant(self, n: int) -> tuple[float, float] | None:
         """The first instant (now, a claim's end or the end of a job started this
-        session) at which all hosts' slots add up to ``n``, with no plan held (None:
-        never): the claims walked in order of their ends until they do."""
+        session) at which all hosts' slots add up to ``n``, with no plan held, and all
+        hosts' slots then (None: never): the claims walked in order of their ends until
+        they do, then those ending at that instant too."""
         now = self.now
         value = float(self.planning.replay.space.free.sum())
         back: list[tuple[float, float]] = []  # this session's starts, back at their ends
@@ -875,26 +868,39 @@ class _Session:
             elif math.isfinite(end):
                 back.append((end, float(units.sum())))
         back.sort()
-        if value >= n:
-            return now
-        k = 0
-        for end, _, _, total in self.planning.claims.in_order():
-            at = max(end, now)
-            if at == math.inf:
-                break
-            while k < len(back) and back[k][0] < at:
-                value += back[k][1]
+        claims = self.planning.claims.in_order()
+        k = 0  # the starts given back so far
+        found = now if value >= n else None
+        if found is None:
+            for end, _, _, total in claims:
+                at = end if end > now else now
+                if at == math.inf:
+                    break
+                while k < len(back) and back[k][0] < at:
+                    value += back[k][1]
+                    k += 1
+                    if value >= n:
+                        found = back[k - 1][0]
+                        break
+                if found is not None:
+                    break  # (this claim ends after it)
+                value += total
                 if value >= n:
-                    return back[k][0]
-                k += 1
+                    found = at
+                    break
+        while found is None and k < len(back):  # no claim (ending in time) was enough
+            value += back[k][1]
+            k += 1
+            if value >= n:
+                found = back[k - 1][0]
+        if found is None:
+            return None
+        for end, _, _, total in claims:  # the rest of what is back by then
+            if (end if end > now else now) > found:
+                break
             value += total
-            if value >= n:
-                return at
-        for end, amount in back[k:]:
-            value += amount
-            if value >= n:
-                return end
-        return None
+        value += sum(amount for end, amount in back[k:] if end <= found)
+        return found, value
 
     def _plan(
         self, n: int, duration: float, hint: IndexArray | None
