@@ -95,12 +95,14 @@ def _history(state: ClusterState) -> list[FinishedJob]:
 def run() -> list[Result]:
     # the snapshot is plain: every replay runs on the simulator's plain replay
     # (xce.predict.plain); conservative plans every pending job at every event, which
-    # is not interactive at these sizes (200 x 800: 198 s, docs/prediction.md)
+    # is not interactive at these sizes (200 x 800: 198 s, docs/prediction.md); the
+    # sampled runs are what `xce predict` does by default (--runs 10)
     cpus = max(1, len(os.sched_getaffinity(0)))
     return [
         bench_predict(5_000, 20_000, "none"),
         bench_predict(5_000, 20_000, "none", runs=10, workers=cpus),
         bench_predict(5_000, 20_000, "easy"),
+        bench_predict(5_000, 20_000, "easy", runs=10, workers=cpus),
         bench_predict(500, 2_000, "none"),
         bench_predict(500, 2_000, "easy"),
     ]
