@@ -338,6 +338,27 @@ def test_place_on_a_view(avail: list[int], n: int, hosts: Any, slots: Any) -> No
     assert found[1].tolist() == slots
 
 
+def test_easy_s_plan_of_no_duration_lets_any_job_that_fits_start_beside_it() -> None:
+    """A head estimated to run 0 s holds nothing: beside its plan any job that fits the
+    free slots starts (here ``k``, at 1, as the core decides), with its plan placed when
+    needed or at once (``lazy_first_plan``: such a plan is placed at once, since the
+    index's test for an unplaced plan assumes it holds its tasks)."""
+    jobs = [
+        SimJob("a", 0.0, 100.0, 1, requested_time=100.0),
+        SimJob("j", 1.0, 5.0, 2, requested_time=0.0),
+        SimJob("k", 1.0, 50.0, 1, requested_time=200.0),
+    ]
+    state = hosts_of(1, 1).build()
+    runs = [
+        Simulation(state, jobs, SimOptions(backfill="easy", **extra)).run()
+        for extra in ({}, {"lazy_first_plan": False}, {"plain_planning": False})
+    ]
+    for other in runs[1:]:
+        assert_same_result(runs[0], other)
+    got = {r.job.id: r.start for r in runs[0].records}
+    assert got == {"a": 0.0, "j": 100.0, "k": 1.0}
+
+
 def test_a_conservative_plan_keeps_its_hosts_while_they_fit() -> None:
     """Conservative keeps placements: ``wide`` (6 tasks on three hosts of 2) is planned
     at 50 on h1, h2 (freed latest, by ``late``), then h0 (freed by ``early``'s estimate

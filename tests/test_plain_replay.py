@@ -51,7 +51,7 @@ SHARES = (None, None, {"u1": 3.0}, {"u2": 0.5, "default": 2.0}, {"u1": 0.0, "u3"
 STATUSES = ("ok", "ok", "ok", "ok", "closed", "unavail")
 TIMES = (0.0, 0.0, 1.0, 2.0, 2.5, 3.0, 5.0, 8.0, 13.0, 20.0, 40.0)  # repeats: same instants
 RUNTIMES = (0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 30.0)  # repeats: same ends
-ESTIMATES = (None, None, 1.0, 2.0, 5.0, 10.0, 30.0)
+ESTIMATES = (None, None, 0.0, 1.0, 2.0, 5.0, 10.0, 30.0)
 EXAMPLES = 150
 
 

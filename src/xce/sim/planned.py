@@ -157,6 +157,8 @@ class _Claims:
             self._seq += 1
             units = slots.astype(np.float64)
             claims[key[1]] = (hosts.astype(np.intp, copy=False), units, float(units.sum()))
+            if job in by_job:  # (no job restarts on this path: nothing preempts)
+                raise InternalError(f"job {job} claims twice")
             by_job[job] = key
             if not keys or keys[-1] < key:
                 keys.append(key)
@@ -607,7 +609,9 @@ class _Session:
         if not isinstance(again, _Absent):
             plan = again
         elif self._on_rows(hint):
-            if planning.lazy and self._kept_first(n) is None:
+            # (a plan of no duration holds nothing: any job that fits may start beside
+            # it, which the index's test for an unplaced plan does not allow for)
+            if planning.lazy and duration > 0 and self._kept_first(n) is None:
                 instant = self._first_instant(n)
                 if instant is not None:  # placed once something needs it (place_first)
                     start = instant[0]
