@@ -241,7 +241,8 @@ def _render(
     console.print(
         f"{started} of {len(info['jobs'])} job(s) start in the replay; "
         f"{forecast.point.sessions:,} sessions, {info['runs']} sampled run(s), "
-        f"{timefmt.duration(forecast.seconds)}"
+        f"{timefmt.duration(forecast.seconds)}",
+        soft_wrap=True,  # one line, whatever the width: the terminal wraps it
     )
     if not learned and info["predictor"] == "history":
         console.print(

@@ -314,7 +314,8 @@ def render(info: dict[str, Any], explain: bool, console: Console, tz: str | None
         f"{s['plans_tried']} plans, {s['host_tries']} host tries, "
         f"cache {s['cache_hits']} hits / {s['cache_misses']} misses"
         + (f"; {elapsed * 1000:.1f} ms" if elapsed is not None else "")
-        + (f"; now {absolute(info['now'], tz)}" if planning else "")
+        + (f"; now {absolute(info['now'], tz)}" if planning else ""),
+        soft_wrap=True,  # one line, whatever the width: the terminal wraps it
     )
     if agreement:
         console.print(escape(summary(s, planning)))
