@@ -426,3 +426,55 @@ def test_a_plan_of_a_queue_that_keeps_no_hosts_is_seen_by_one_that_does() -> Non
     )
     got = {r.job.id: r for r in three_ways(case).records}
     assert got["j10"].start == 2.0
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("add"), st.sampled_from([0.0, 5.0, 5.0, 10.0, 20.0, np.inf])),
+            st.tuples(st.just("drop"), st.integers(0, 30)),
+            st.tuples(st.just("merge"), st.just(0.0)),
+        ),
+        max_size=40,
+    ),
+    at=st.sampled_from([0.0, 5.0, 7.0, 10.0, 30.0]),
+)
+def test_the_claims_stay_in_order_of_their_ends(steps: list[tuple[str, float]], at: float) -> None:
+    """The running claims (xce.sim.planned._Claims) against a plain model: what is taken in
+    at each merge (adds, then drops, since the last) comes out in order of the estimated
+    ends, ties in order of the starts, as rows and as claims; ``due(at)`` is the claims
+    ending by ``at``; ``earliest`` the first end; ``changes`` counts every add and drop."""
+    claims = planned_module._Claims()
+    model: list[tuple[float, int, int]] = []  # (end, order added, job), taken in
+    added: list[tuple[float, int, int]] = []
+    gone: list[int] = []
+    running: dict[int, float] = {}
+    changes = 0
+    for k, (kind, value) in enumerate([*steps, ("merge", 0.0)]):
+        if kind == "add":
+            job = k
+            hosts = np.array([k % 3, 3 + k % 2], dtype=np.intp)
+            claims.add(job, value, hosts, np.array([1, k % 4 + 1], dtype=np.int64))
+            added.append((value, k, job))
+            running[job] = value
+            changes += 1
+        elif kind == "drop" and running:
+            job = sorted(running)[int(value) % len(running)]
+            claims.drop(job, running.pop(job))
+            gone.append(job)
+            changes += 1
+        elif kind == "merge":
+            claims.merged()
+            model = sorted(model + added)
+            model = [m for m in model if m[2] not in gone]
+            added, gone = [], []
+        assert claims.changes == changes
+    ends = [end for end, _, _ in model]
+    assert [(end, len(h)) for end, h, _, _ in claims.in_order()] == [(e, 2) for e in ends]
+    assert [claim[0] for claim in claims.due(at)] == [e for e in ends if e <= at]
+    assert claims.earliest() == (ends[0] if ends else np.inf)
+    row_ends, row_hosts, row_slots = claims.rows()
+    assert row_ends.tolist() == [e for e in ends for _ in range(2)]
+    assert row_hosts.tolist() == [h for _, k, _ in model for h in (k % 3, 3 + k % 2)]
+    assert row_slots.tolist() == [s for _, k, _ in model for s in (1.0, k % 4 + 1.0)]
