@@ -149,8 +149,8 @@ def simulate(
     slowdowns and utilisation."""
     from rich.console import Console
 
-    from xce.sim.engine import verify
     from xce.sim.metrics import metrics
+    from xce.sim.verify import verify
 
     check_picker(picker)
     check_preemptor(preemptor)

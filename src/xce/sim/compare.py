@@ -28,10 +28,11 @@ from xce.cluster import ClusterState
 from xce.core.pickers import PickerRegistry
 from xce.errors import InputError
 from xce.preempt import PreemptorRegistry
-from xce.sim.engine import SimOptions, SimResult, Simulation, verify
+from xce.sim.engine import SimOptions, SimResult, Simulation
 from xce.sim.metrics import metrics
 from xce.sim.model import SimJob
 from xce.sim.swf import SwfTrace
+from xce.sim.verify import verify
 
 __all__ = [
     "COLUMNS",
