@@ -49,6 +49,7 @@ from xce.errors import InternalError
 
 if TYPE_CHECKING:
     from xce.predict.forward import ForwardRun, Policy
+    from xce.sim.model import SimJob
 
 __all__ = ["PlainSnapshot", "plain_forward", "plain_snapshot"]
 
@@ -94,7 +95,6 @@ def plain_forward(
     once for many replays (None: made here)."""
     from xce.predict.forward import ForwardRun
     from xce.sim.engine import SimOptions, Simulation
-    from xce.sim.model import SimJob
 
     if snapshot is None:
         snapshot = plain_snapshot(state, policy, now)
@@ -108,21 +108,7 @@ def plain_forward(
     if not all(0 <= lengths[j.id] < math.inf for j in order):
         return None
     running = tuple(replace(r, runtime=totals[r.id]) for r in state.running)
-    jobs = [
-        SimJob(
-            j.id,
-            now,
-            lengths[j.id],
-            j.max_tasks,
-            user=j.user,
-            queue=j.queue,
-            project=j.project,
-            resreq=j.resreq,
-            requested_time=j.requested_time,
-            name=j.name,
-        )
-        for j in order
-    ]
+    jobs = [_sim_job(j, now, lengths[j.id]) for j in order]
     options = SimOptions(picker=policy.picker, backfill=policy.backfill)
     sim = Simulation(
         replace(state, running=running, jobs=()), jobs, options, pickers=policy.pickers()
@@ -162,14 +148,23 @@ def _eligible(state: ClusterState, policy: Policy, now: float) -> bool:
 def _plain(job: PendingJob, now: float) -> bool:
     """Whether ``job``, as the simulation's job submitted at ``now``, comes back as the
     core's ``job`` (but for what no picker of the replay reads)."""
-    from xce.sim.model import SimJob, pending_job
+    from xce.sim.model import pending_job
 
     if not (job.tasks_given and job.min_tasks == job.max_tasks):
         return False
-    sim = SimJob(
+    sim = _sim_job(job, now, 0.0)
+    back = replace(pending_job(sim, job.order), submit_time=job.submit_time, runtime=job.runtime)
+    return _read(back) == _read(job)
+
+
+def _sim_job(job: PendingJob, now: float, runtime: float) -> SimJob:
+    """``job`` as the simulation's, submitted at ``now``, running ``runtime``."""
+    from xce.sim.model import SimJob
+
+    return SimJob(
         job.id,
         now,
-        0.0,
+        runtime,
         job.max_tasks,
         user=job.user,
         queue=job.queue,
@@ -178,8 +173,6 @@ def _plain(job: PendingJob, now: float) -> bool:
         requested_time=job.requested_time,
         name=job.name,
     )
-    back = replace(pending_job(sim, job.order), submit_time=job.submit_time, runtime=job.runtime)
-    return _read(back) == _read(job)
 
 
 def _read(job: PendingJob) -> PendingJob:
