@@ -78,19 +78,22 @@ def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
 
 
 def three_ways(case: Case) -> SimResult:
-    """The case on arrays (asserted to be the path taken), with kept plans and without,
+    """The case on arrays (asserted to be the path taken), with its sessions' profiles
+    on a grid and on the event table (``dense_profile``), with kept plans and without,
     with a session's one plan on the rows and on the profile, with the index of pending
     jobs by task count and without (``width_index``: EASY's sessions decide only what
     may start), with that plan placed only when needed and at once
     (``lazy_first_plan``), through the core, and on the general path: asserted
     identical."""
     mine = run(case, arrays=True)
+    listed = run(case, arrays=True, dense_profile=False)
     afresh = run(case, arrays=True, kept_plans=False)
     profiled = run(case, arrays=True, one_plan_on_rows=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
     unindexed = run(case, arrays=True, width_index=False)
     placed = run(case, arrays=True, lazy_first_plan=False)
+    assert_same_result(mine, listed)
     assert_same_result(mine, unindexed)
     assert_same_result(mine, placed)
     assert_same_result(mine, afresh)
@@ -122,13 +125,15 @@ def traced(seen: Counter[str]) -> Iterator[None]:
     start_now, plan, ordered = session._start_now, session._plan, planned_module._ordered_place
     again = session._again
 
-    def traced_again(self: Any, n: int, duration: float, last: Any) -> Any:
-        found = again(self, n, duration, last)
+    def traced_again(self: Any, i: int, n: int, duration: float, last: Any) -> Any:
+        found = again(self, i, n, duration, last)
         meets = last is not None and self._meets(last[0], duration)
         if isinstance(found, planned_module._Absent):
             seen["kept plan refused, " + ("its run meets a rise" if meets else "room before")] += 1
         else:
             seen["kept plan" if found is not None else "kept: no room"] += 1
+            if found is not None and meets:
+                seen["kept plan whose run meets a rise, room alike"] += 1
             if found is not None and self.moved:
                 seen["kept plan checked after a new hold"] += 1
             if found is not None and self.rises:
@@ -150,6 +155,15 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         elif not books and n <= self.planning.replay.space.total:
             seen["reserved"] += 1
         return placed
+
+    gone = session._gone
+
+    def traced_gone(self: Any, last: Any, duration: float, plan: Any = None) -> None:
+        if last is not None and plan is not None and planned_module._same_hosts(plan, last):
+            seen[
+                "moved plan on the same hosts, " + ("later" if plan[0] > last[0] else "earlier")
+            ] += 1
+        gone(self, last, duration, plan)
 
     first_plan = session._first_plan
     kept_first = session._kept_first
@@ -209,6 +223,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         mock.patch.object(session, "_start_now", traced_start_now),
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
+        mock.patch.object(session, "_gone", traced_gone),
         mock.patch.object(session, "_first_plan", traced_first_plan),
         mock.patch.object(session, "_kept_first", traced_kept_first),
         mock.patch.object(session, "place_first", traced_place_first),
@@ -237,6 +252,9 @@ REACHED = {
     "kept plan checked after a new hold",
     "kept plan beside a rise",
     "kept plan refused, its run meets a rise",
+    "kept plan whose run meets a rise, room alike",
+    "moved plan on the same hosts, later",
+    "moved plan on the same hosts, earlier",
     "first plan on rows",
     "first plan on rows, no room",
     "first plan on rows kept from the last session",

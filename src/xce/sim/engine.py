@@ -164,6 +164,11 @@ class SimOptions:
     # needs its hosts (xce.sim.planned._Session.place_first); where no queue keeps
     # placements: a session in which nothing can start beside it never places it
     lazy_first_plan: bool = True
+    # those sessions' profile, where instants x claims are few (GRID_CELLS), on a
+    # dense grid of instants by classes of alike hosts rather than the planner's event
+    # table (xce.sim.slotprofile): the same slots, windows and rises, a window one
+    # numpy reduction; off, the event table always
+    dense_profile: bool = True
     # the plain replay's sessions find the jobs that may start (want at most the free
     # slots) in an index of the pending jobs by task count, not by trying each
     # (xce.sim.plain._ByWidth); off, every pending job is tried, and decides alike

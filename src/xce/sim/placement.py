@@ -34,10 +34,13 @@ def place(avail: IntArray, n: int) -> Placement | None:
     room = np.maximum(avail, 0)
     if int(room.sum()) < n:
         return None
+    top = int(room.max())
+    if top <= 1 and n > 0:  # one slot a host at most: every plan is n buckets of 1
+        return np.flatnonzero(room)[:n], same_slots(1, n)
     one = np.flatnonzero(room >= n)
     if len(one):
         return one[:1], same_slots(n, 1)
-    found = balanced(room, n, at_least(room, int(room.max())))
+    found = balanced(room, n, at_least(room, top))
     return found if found is not None else fill(room, n)
 
 

@@ -22,8 +22,11 @@ slots over future time, and each of its steps has a form on arrays:
   host order. A plain job fits a view iff the view's slots add up to
   its tasks (the fill plan takes what any host has).
 
-The profile is the planner's own (:class:`~xce.alloc.profile.Profile`, the same changes
-from the same books), made when a session first needs it; the running jobs' claims are
+The profile (:mod:`xce.sim.slotprofile`) answers as the planner's own
+(:class:`~xce.alloc.profile.Profile`, the same changes from the same books): on a dense
+grid of instants by classes of alike hosts when the session is small enough, else on
+that event table (``SimOptions.dense_profile``); it is made when a session first needs
+it; the running jobs' claims are
 kept across sessions (a job's columns are made once, when it starts) rather than read
 back from the core. Which jobs plan and which keep their placements is asked of each
 queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
@@ -58,12 +61,11 @@ import numpy as np
 import numpy.typing as npt
 
 from xce.alloc.planner import Steps
-from xce.alloc.profile import Profile
 from xce.backfill.protocol import plans_at_most
-from xce.cluster import SLOTS
 from xce.cluster.estimates import estimate
 from xce.errors import InternalError
 from xce.sim.placement import Placement, place
+from xce.sim.slotprofile import SlotProfile, slot_profile
 
 if TYPE_CHECKING:
     from xce.backfill import BackfillPolicy
@@ -222,6 +224,8 @@ class ArrayPlanning:
             for job, q in zip(jobs, replay.queue_of, strict=True)
         ]
         self.hints: dict[int, IndexArray] = {}  # a pending job's last planned hosts
+        # a pending job's plan and the room per host it was placed from (see _Session)
+        self.rooms: dict[int, tuple[_Plan, IntArray]] = {}
         self.claims = _Claims()  # the running jobs' claims
         self.decided = replay.handoff.decided if replay.handoff is not None else set()
         # kept plans (see _Session): each pending job's plan in the last session that
@@ -238,6 +242,7 @@ class ArrayPlanning:
             replay.by_width.with_estimates(self.estimates)
         self.keep_plans = replay.sim.options.kept_plans
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
+        self.dense = replay.sim.options.dense_profile  # a session's profile on a grid
         # a first plan on the rows placed only when something needs it (place_first):
         # where no queue keeps placements (else a plan's hosts are read next session)
         self.lazy = self.rows and replay.sim.options.lazy_first_plan and not any(self.keeps)
@@ -280,6 +285,7 @@ class ArrayPlanning:
         if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
             waiting = set(replay.waiting())
             self.hints = {i: h for i, h in self.hints.items() if i in waiting}
+            self.rooms = {i: r for i, r in self.rooms.items() if i in waiting}
         return visit.started
 
     def _capped(self, visit: _Visit) -> None:
@@ -471,7 +477,14 @@ class _Session:
     candidate before it saw), and with its hint first the same plan of the same buckets
     takes the same hosts (no fewer buckets fit on less; the hint's hosts come first and
     each still holds its claim). A job kept with no instant having room, with no rise
-    at all, has none again."""
+    at all, has none again.
+
+    A run from ``T`` that meets a rise is still kept when ``T`` is an instant of this
+    session's profile and the room over the run, per host, is the room its plan was
+    placed from last session (``planning.rooms``): the same room gives the same
+    buckets on the same hosts, whatever rose elsewhere (the earlier candidates are
+    checked as above). And a plan that moves but keeps its hosts and slots (``_gone``
+    with the new plan) frees only the part of its old run the new one does not cover."""
 
     __slots__ = (
         "base",
@@ -482,14 +495,13 @@ class _Session:
         "lazy",
         "moved",
         "now",
+        "placed",
         "planned",
         "planned_from",
         "planning",
         "profile",
         "rises",
         "rows_memo",
-        "steps",
-        "totals",
     )
 
     def __init__(self, planning: ArrayPlanning, now: float) -> None:
@@ -497,15 +509,13 @@ class _Session:
         self.now = now
         self.base = planning.replay.space.free.astype(np.float64)  # the books at its start
         planning.claims.merged()  # the claims of the jobs running at its start
-        self.profile: Profile | None = None
+        self.profile: SlotProfile | None = None
         # holds made before the profile (starts, and a plan made on rows: see _Head)
         self.deferred: list[tuple[float, float, IndexArray, FloatArray]] = []
         self.head: _Head | None = None
         # the first plan on the rows, not yet placed: (job, tasks, estimate, start, all
         # hosts' slots then, the kept plans it is noted in), see place_first
         self.lazy: tuple[int, int, float, float, float, dict[int, _Plan | None]] | None = None
-        self.totals: tuple[FloatArray, FloatArray] | None = None  # instants, values
-        self.steps: Steps | None = None
         self.considered: dict[int, int] = {}  # per queue: jobs offered a plan so far
         self.planned = 0  # jobs planned (held) this session
         self.planned_from = math.inf  # the earliest planned start
@@ -514,44 +524,29 @@ class _Session:
         self.rises = [(now, end) for end in planning.early if end > now]
         self.moved = False
         self.hint_key: tuple[IndexArray, FloatArray] | None = None
+        self.placed: tuple[_Plan, IntArray] | None = None  # the last plan placed, its room
         self.rows_memo: tuple[tuple[float, int, int], tuple[IntArray, FloatArray]] | None = None
 
     # --- the profile ---------------------------------------------------------------
-    def _profile(self) -> Profile:
+    def _profile(self) -> SlotProfile:
         """The planner's profile: the books at the session's start, the running jobs'
-        ends, then the holds of the jobs started since (as ``Planner._ready``)."""
+        ends, then the holds of the jobs started since (as ``Planner._ready``); on a
+        grid where it is small enough (:func:`~xce.sim.slotprofile.slot_profile`)."""
         profile = self.profile
         if profile is not None:
             return profile
-        now = self.now
-        profile = self.profile = Profile(now, {SLOTS: self.base})
-        ends, hosts, slots = self.planning.claims.rows()
-        profile.release_rows(ends, hosts, {SLOTS: slots})
-        self.totals = _totals(now, float(self.base.sum()), ends, slots)
+        planning = self.planning
+        profile = self.profile = slot_profile(
+            self.now, self.base, planning.claims.rows(), dense=planning.dense
+        )
         self.head = None  # the profile decides from now on
         deferred, self.deferred = self.deferred, []
         for start, end, hosts, units in deferred:
             self._hold(start, end, hosts, units)
         return profile
 
-    def _tally(self, at: float, change: float) -> None:
-        """All hosts' slots together change by ``change`` from ``at`` on."""
-        assert self.totals is not None
-        times, values = self.totals
-        i = int(np.searchsorted(times, at, side="left"))
-        if i == len(times) or times[i] != at:
-            times = np.concatenate((times[:i], [at], times[i:]))
-            values = np.concatenate((values[:i], values[i - 1 : i], values[i:]))
-        values[i:] += change
-        self.totals = (times, values)
-        self.steps = None
-
     def _steps(self) -> Steps:
-        self._profile()
-        if self.steps is None:
-            assert self.totals is not None
-            self.steps = Steps(*self.totals)
-        return self.steps
+        return self._profile().steps()
 
     def _hold(self, start: float, end: float, hosts: IndexArray, slots: FloatArray) -> None:
         """``slots`` on ``hosts`` are taken over ``[start, end)`` (put in the profile
@@ -561,12 +556,7 @@ class _Session:
             return
         if not end > start:
             return  # a job of no duration holds nothing over time
-        profile = self.profile
-        profile.hold_columns(start, end, hosts, {SLOTS: slots})
-        total = float(slots.sum())
-        self._tally(max(start, self.now), -total)
-        if math.isfinite(end):
-            self._tally(end, total)
+        self.profile.hold(start, end, hosts, slots)
 
     # --- one job -------------------------------------------------------------------
     def decide(self, i: int, kept: dict[int, _Plan | None]) -> tuple[Placed, bool] | float | None:
@@ -591,6 +581,7 @@ class _Session:
             placed = None  # it cannot start now (class docstring)
         if placed is not None:
             planning.hints.pop(i, None)
+            planning.rooms.pop(i, None)
             hosts, slots = _columns(placed)
             end = self.now + duration
             self._hold(self.now, end, hosts, slots.astype(np.float64))
@@ -605,7 +596,7 @@ class _Session:
             if had:
                 self._gone(last, duration)
             return None
-        again = self._again(n, duration, last) if usable else _ABSENT
+        again = self._again(i, n, duration, last) if usable else _ABSENT
         if not isinstance(again, _Absent):
             plan = again
         elif self._on_rows(hint):
@@ -621,9 +612,11 @@ class _Session:
             plan = self._first_plan(n, duration)
         else:
             plan = self._plan(n, duration, hint)
+            if plan is not None and self.placed is not None and self.placed[0] is plan:
+                planning.rooms[i] = self.placed
         if not (had and (plan is last or _same_plan(plan, last))):
             if had:
-                self._gone(last, duration)
+                self._gone(last, duration, plan)
             if plan is not None:
                 self.moved = True  # a hold the last session did not have
         kept[i] = plan
@@ -668,27 +661,39 @@ class _Session:
         kept[i] = plan
         self._held(plan, duration)
 
-    def _gone(self, last: _Plan | None, duration: float) -> None:
+    def _gone(self, last: _Plan | None, duration: float, plan: _Plan | None = None) -> None:
         """The last session's plan ``last`` (of a job of that estimate) is not held
-        again: what it held may rise."""
-        if last is not None:
-            start = last[0]
-            self.rises.append((start, start + duration))
-            self.moved = True
+        again: what it held may rise. Where the job's new ``plan`` holds the same slots
+        on the same hosts from another start, only the part of the old run the new one
+        does not cover may."""
+        if last is None:
+            return
+        start = last[0]
+        end = start + duration
+        self.moved = True
+        if plan is None or not _same_hosts(plan, last):
+            self.rises.append((start, end))
+        elif plan[0] > start:  # later: from the old start until the new one
+            self.rises.append((start, min(plan[0], end)))
+        else:  # earlier: from the new end until the old one
+            self.rises.append((max(plan[0] + duration, start), end))
 
     def _meets(self, start: float, duration: float) -> bool:
         """Whether a run over ``[start, start + duration)`` meets a span of ``rises``."""
         end = start + duration
         return any(a < end and start < b for a, b in self.rises)
 
-    def _again(self, n: int, duration: float, last: _Plan | None) -> _Plan | _Absent | None:
-        """The job's plan where the last one's ``last`` shows it (class docstring), else
-        _ABSENT (to plan afresh)."""
+    def _again(self, i: int, n: int, duration: float, last: _Plan | None) -> _Plan | _Absent | None:
+        """Job ``i``'s plan where the last one's ``last`` shows it (class docstring),
+        else _ABSENT (to plan afresh)."""
         if last is None:
             return None if not self.rises else _ABSENT
         start, hosts, slots = last
+        alike = False  # its run sees the room it was placed from
         if self._meets(start, duration):
-            return _ABSENT  # what its run sees may have risen: planned afresh
+            alike = self._same_room(i, last, duration)
+            if not alike:
+                return _ABSENT  # what its run sees may have risen: planned afresh
         if self.rises:  # earlier candidates whose run meets a rise: any with room?
             profile = self._profile()
             times = profile.times()
@@ -700,17 +705,29 @@ class _Session:
             if len(times):
                 times = times[self._steps().holds(times, duration, float(n))]
             for t in times.tolist():
-                avail = profile.window(t, t + duration, positive=SLOTS)[SLOTS]
+                avail = profile.window(t, t + duration)
                 if float(np.maximum(avail, 0.0).sum()) >= n:
                     return _ABSENT
-        if self.moved:
-            profile = self._profile()
-            wanted = np.zeros(len(self.base), dtype=np.bool_)
-            wanted[hosts] = True
-            avail = profile.window(start, start + duration, wanted)[SLOTS]
+        if self.moved and not alike:
+            avail = self._profile().window(start, start + duration)
             if not bool(np.all(avail[hosts] >= slots)):
                 return _ABSENT
         return last
+
+    def _same_room(self, i: int, last: _Plan, duration: float) -> bool:
+        """Whether plan ``last`` of job ``i`` starts at an instant of the profile whose
+        room per host over its run is the room it was placed from (class docstring)."""
+        found = self.planning.rooms.get(i)
+        if found is None or found[0] is not last:
+            return False
+        start = last[0]
+        profile = self._profile()
+        times = profile.times()
+        at = int(times.searchsorted(start))
+        if at == len(times) or times[at] != start:
+            return False
+        room = np.maximum(profile.window(start, start + duration), 0)
+        return bool(np.array_equal(room, found[1]))
 
     def _considered(self, q: int) -> int:
         """How many jobs of queue ``q`` were offered a plan before this one (it counts)."""
@@ -742,10 +759,7 @@ class _Session:
             return None  # reserved: all hosts together dip below its tasks in its run
         profile = self._profile()
         free = space.free
-        if end > now:
-            avail = profile.window(now, end, free > 0, positive=SLOTS)[SLOTS]
-        else:
-            avail = profile.at(now)[SLOTS]
+        avail = profile.window(now, end) if end > now else profile.at(now)
         avail = np.minimum(avail, free)
         order = _hint_order(hint, len(free)) if hint is not None and len(hint) else None
         found = _ordered_place(avail, n, order)
@@ -927,19 +941,19 @@ class _Session:
         its run, the hint's hosts first, then the hosts freed latest, then host order."""
         profile = self._profile()
         end = start + duration
-        avail = (
-            profile.window(start, end, positive=SLOTS)[SLOTS]
-            if end > start
-            else profile.at(start)[SLOTS]
-        )
+        avail = profile.window(start, end) if end > start else profile.at(start)
         if float(np.maximum(avail, 0.0).sum()) < n:
             return None
-        keys: list[Any] = [-profile.latest_rise(SLOTS, start)]
+        keys: list[Any] = [-profile.latest_rise(start)]
         if hint is not None and len(hint):
             keys.append(self._hint_key(hint))
         order = np.lexsort(keys)  # the hint first, then freed latest, then host order
         found = _ordered_place(avail, n, order)
-        return None if found is None else (start, found[0], found[1])
+        if found is None:
+            return None
+        plan = (start, found[0], found[1])
+        self.placed = (plan, np.maximum(avail, 0).astype(np.int64))
+        return plan
 
     def _hint_key(self, hint: IndexArray) -> FloatArray:
         """:func:`_hint_key` of ``hint``, the last one made kept (a job's candidates)."""
@@ -993,24 +1007,9 @@ _NO_LIMIT = np.iinfo(np.int64).max // 2
 _NO_HOSTS = np.zeros(0, dtype=np.intp)
 
 
-def _totals(
-    now: float, total: float, ends: FloatArray, slots: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """All hosts' slots together over time, as instants and the value from each: the
-    books' ``total`` now, and the claims' ``slots`` back at their ``ends`` (from now at
-    the earliest; never, if infinite)."""
-    live = np.isfinite(ends)
-    at, amounts = np.maximum(ends[live], now), slots[live]
-    if not len(at):
-        return np.array([now]), np.array([total])
-    order = np.argsort(at, kind="stable")
-    at, amounts = at[order], amounts[order]
-    instants, first = np.unique(at, return_index=True)
-    values = total + np.cumsum(np.add.reduceat(amounts, first))
-    if instants[0] > now:
-        instants = np.concatenate(([now], instants))
-        values = np.concatenate(([total], values))
-    return instants, values
+def _same_hosts(plan: _Plan, last: _Plan) -> bool:
+    """Whether two plans take the same slots of the same hosts (from any start)."""
+    return np.array_equal(plan[1], last[1]) and np.array_equal(plan[2], last[2])
 
 
 def _same_plan(plan: _Plan | None, last: _Plan | None) -> bool:

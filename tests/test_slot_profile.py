@@ -1,0 +1,210 @@
+"""The planned sessions' slot profiles (xce.sim.slotprofile, issue 29): the dense grid
+of host classes and the planner's event table, each checked against a brute-force
+model of every host's slots instant by instant, over random books, running claims and
+holds; and the one-slot shortcut of the view placement against the general rule."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xce.errors import InternalError
+from xce.sim.placement import at_least, balanced, fill, place
+from xce.sim.slotprofile import GRID_CELLS, GridSlots, ProfileSlots, slot_profile
+
+NOW = 10.0
+TIMES = [0.0, 5.0, 10.0, 12.0, 15.0, 20.0, 30.0, math.inf]  # ends: before now, at, after
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> dict[str, Any]:
+    """Books, claims and holds on hosts that come in few kinds, so that the grid's
+    classes hold several hosts and holds take them whole, in part and unalike."""
+    count = draw(st.integers(1, 9))
+    kinds = draw(st.lists(st.sampled_from([0, 1, 2, 4]), min_size=1, max_size=3))
+    base = [kinds[draw(st.integers(0, len(kinds) - 1))] for _ in range(count)]
+    claims = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(TIMES),
+                st.lists(st.integers(0, count - 1), min_size=1, max_size=count, unique=True),
+                st.integers(0, 3),
+            ),
+            max_size=6,
+        )
+    )
+    holds = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from([NOW, 12.0, 14.0, 15.0, 20.0, 25.0]),
+                st.sampled_from([1.0, 2.0, 5.0, 10.0, math.inf]),
+                st.lists(st.integers(0, count - 1), min_size=1, max_size=count, unique=True),
+                st.booleans(),  # the same slots on every host, or unalike
+            ),
+            max_size=6,
+        )
+    )
+    return {"base": base, "claims": claims, "holds": holds}
+
+
+def _build(case: dict[str, Any]) -> tuple[Any, list[list[tuple[float, int]]]]:
+    """The rows of the claims, and per host its changes (instant, slots) of the model."""
+    ends: list[float] = []
+    hosts: list[int] = []
+    slots: list[float] = []
+    changes: list[list[tuple[float, int]]] = [[] for _ in case["base"]]
+    for end, on, units in case["claims"]:
+        for h in on:
+            ends.append(end)
+            hosts.append(h)
+            slots.append(float(units))
+            if math.isfinite(end) and units:
+                changes[h].append((max(end, NOW), units))
+    rows = (np.array(ends), np.array(hosts, dtype=np.intp), np.array(slots))
+    return rows, changes
+
+
+def _holds(case: dict[str, Any]) -> list[tuple[float, float, Any, Any]]:
+    out = []
+    for k, (start, length, on, alike) in enumerate(case["holds"]):
+        units = [1 if alike else 1 + (k + h) % 3 for h in on]
+        out.append((start, start + length, np.array(on, dtype=np.intp), np.array(units, float)))
+    return out
+
+
+class _Model:
+    """Every host's slots as its books plus every change at or before an instant."""
+
+    def __init__(self, base: list[int], changes: list[list[tuple[float, int]]]) -> None:
+        self.base = base
+        self.changes = changes
+
+    def hold(self, start: float, end: float, hosts: Any, slots: Any) -> None:
+        for h, s in zip(hosts.tolist(), slots.tolist(), strict=True):
+            self.changes[h].append((max(start, NOW), -int(s)))
+            if math.isfinite(end):
+                self.changes[h].append((end, int(s)))
+
+    def at(self, host: int, t: float) -> int:
+        return self.base[host] + sum(d for when, d in self.changes[host] if when <= t)
+
+    def times(self) -> list[float]:
+        return sorted({NOW} | {when for c in self.changes for when, _ in c})
+
+    def window(self, host: int, start: float, end: float) -> int:
+        inside = [t for t in self.times() if start < t < end]
+        return min(self.at(host, t) for t in [start, *inside])
+
+    def latest_rise(self, host: int, t: float) -> float:
+        rises = [when for when, d in self.changes[host] if d > 0 and when <= t]
+        return max(rises, default=-math.inf)
+
+
+def _check(profile: Any, model: _Model) -> None:
+    hosts = range(len(model.base))
+    assert profile.times().tolist() == model.times()
+    probes = [*model.times(), 11.0, 13.0, 17.0, 40.0]
+    steps = profile.steps()
+    for t in probes:
+        assert profile.at(t).tolist() == [model.at(h, t) for h in hosts]
+        assert profile.latest_rise(t).tolist() == [model.latest_rise(h, t) for h in hosts]
+        total = sum(model.at(h, t) for h in hosts)
+        at = int(np.searchsorted(steps.times, t, side="right")) - 1
+        assert steps.values[at] == total
+        for length in (1.0, 3.0, 8.0, math.inf):
+            got = profile.window(t, t + length).tolist()
+            for h in hosts:
+                want = model.window(h, t, t + length)
+                if model.at(h, t) > 0:
+                    assert got[h] == want, (h, t, length)
+                else:  # no slot at the start: any value at most 0 (the contract)
+                    assert got[h] <= 0
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(case=sessions())
+def test_grid_and_event_table_answer_as_the_model(case: dict[str, Any]) -> None:
+    """issue 29 (kept profile): the grid of host classes and the planner's event
+    table, built from the same books and claims and given the same holds (whole
+    classes, parts of them, unalike slots, open ends), answer every query of the
+    SlotProfile contract (instants, slots at, windows, latest rises, all hosts' slots)
+    as the brute-force model after every hold."""
+    rows, changes = _build(case)
+    base = np.array(case["base"], dtype=float)
+    grid = GridSlots(NOW, base, rows)
+    table = ProfileSlots(NOW, base, rows)
+    model = _Model(case["base"], changes)
+    _check(grid, model)
+    _check(table, model)
+    for start, end, hosts, slots in _holds(case):
+        grid.hold(start, end, hosts, slots)
+        table.hold(start, end, hosts, slots)
+        model.hold(start, end, hosts, slots)
+        _check(grid, model)
+        _check(table, model)
+
+
+def test_the_grid_groups_hosts_alike_and_splits_them_on_a_hold() -> None:
+    """Hosts with the same books and claims share a column; a hold on part of them
+    gives that part one of its own, and the others keep theirs."""
+    base = np.array([2.0, 2.0, 2.0, 2.0, 1.0])
+    rows = (np.array([15.0, 15.0]), np.array([0, 1], dtype=np.intp), np.array([1.0, 1.0]))
+    grid = GridSlots(NOW, base, rows)
+    assert grid._columns == 3  # {0, 1}, {2, 3}, {4}
+    grid.hold(NOW, 20.0, np.array([2], dtype=np.intp), np.array([2.0]))
+    assert grid._columns == 4
+    assert grid.at(NOW).tolist() == [2, 2, 0, 2, 1]
+    assert grid.at(15.0).tolist() == [3, 3, 0, 2, 1]
+
+
+def test_a_session_takes_the_grid_only_when_small() -> None:
+    """``slot_profile``: the grid while instants x claims are at most GRID_CELLS (and
+    ``dense``), else the event table."""
+    base = np.ones(4)
+    rows = (np.array([12.0]), np.array([0], dtype=np.intp), np.array([1.0]))
+    assert isinstance(slot_profile(NOW, base, rows, dense=True), GridSlots)
+    assert isinstance(slot_profile(NOW, base, rows, dense=False), ProfileSlots)
+    wide = math.isqrt(GRID_CELLS) + 2
+    ends = np.arange(wide, dtype=float) + 11.0
+    many = (ends, np.arange(wide, dtype=np.intp), np.ones(wide))
+    assert isinstance(slot_profile(NOW, np.ones(wide), many, dense=True), ProfileSlots)
+
+
+def test_a_hold_of_no_length_is_an_internal_error() -> None:
+    grid = GridSlots(NOW, np.ones(2), (np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0)))
+    with pytest.raises(InternalError):
+        grid.hold(12.0, 12.0, np.array([0], dtype=np.intp), np.array([1.0]))
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(
+    room=st.lists(st.integers(-1, 1), min_size=1, max_size=12),
+    n=st.integers(1, 12),
+)
+def test_one_slot_hosts_place_as_the_general_rule(room: list[int], n: int) -> None:
+    """The view placement's shortcut for hosts of one slot at most (the first ``n``
+    with a slot, one task each) is the plan the general rule makes: one host if ``n``
+    fits on one, else the first balanced plan, else the fill."""
+    avail = np.array(room, dtype=np.int64)
+    got = place(avail, n)
+    free = np.maximum(avail, 0)
+    if int(free.sum()) < n:
+        assert got is None
+        return
+    one = np.flatnonzero(free >= n)
+    if len(one):
+        want = (one[:1], np.array([n]))
+    else:
+        found = balanced(free, n, at_least(free, int(free.max())))
+        want = found if found is not None else fill(free, n)
+    assert got is not None
+    assert got[0].tolist() == want[0].tolist()
+    assert (
+        np.broadcast_to(got[1], len(got[0])).tolist()
+        == np.broadcast_to(want[1], len(want[0])).tolist()
+    )
