@@ -496,3 +496,41 @@ def test_the_claims_stay_in_order_of_their_ends(steps: list[tuple[str, float]], 
     assert row_ends.tolist() == [e for e in ends for _ in range(2)]
     assert row_hosts.tolist() == [h for _, k, _ in model for h in (k % 3, 3 + k % 2)]
     assert row_slots.tolist() == [s for _, k, _ in model for s in (1.0, k % 4 + 1.0)]
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(
+    spans=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0, 8.0]),
+            st.sampled_from([0.0, 1.0, 2.0, 3.0, 6.0, np.inf]),
+        ),
+        max_size=12,
+    ),
+    runs=st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 0.5, 1.0, 2.0, 4.0, 7.0, 9.0]),
+            st.sampled_from([0.0, 0.5, 1.0, 3.0, np.inf]),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_merged_rises_meet_a_run_as_the_spans_one_by_one(
+    spans: list[tuple[float, float]], runs: list[tuple[float, float]]
+) -> None:
+    """The spans of rises a session keeps merged (xce.sim.planned._Spans: overlapping
+    and touching spans joined, empty ones aside) meet a run ``[s, s + d)`` exactly when
+    one of the spans as given does (``a < s + d and s < b``), one run at a time and
+    many at once, after every span added."""
+    kept = planned_module._Spans()
+    given_so_far: list[tuple[float, float]] = []
+    for a, b in spans:
+        kept.add(a, b)
+        given_so_far.append((a, b))
+        starts = np.array([s for s, _ in runs])
+        for d in {d for _, d in runs}:
+            want = [any(x < s + d and s < y for x, y in given_so_far) for s in starts.tolist()]
+            assert kept.touching(starts, d).tolist() == want
+            assert [kept.meets(s, s + d) for s in starts.tolist()] == want
+    assert bool(kept) == bool(spans)

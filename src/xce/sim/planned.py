@@ -521,7 +521,7 @@ class _Session:
         self.planned_from = math.inf  # the earliest planned start
         # spans over which availability may have risen since the last session, and
         # whether a hold came before that the last session did not have (class docstring)
-        self.rises = [(now, end) for end in planning.early if end > now]
+        self.rises = _Spans((now, end) for end in planning.early if end > now)
         self.moved = False
         self.hint_key: tuple[IndexArray, FloatArray] | None = None
         self.placed: tuple[_Plan, IntArray] | None = None  # the last plan placed, its room
@@ -672,16 +672,15 @@ class _Session:
         end = start + duration
         self.moved = True
         if plan is None or not _same_hosts(plan, last):
-            self.rises.append((start, end))
+            self.rises.add(start, end)
         elif plan[0] > start:  # later: from the old start until the new one
-            self.rises.append((start, min(plan[0], end)))
+            self.rises.add(start, min(plan[0], end))
         else:  # earlier: from the new end until the old one
-            self.rises.append((max(plan[0] + duration, start), end))
+            self.rises.add(max(plan[0] + duration, start), end)
 
     def _meets(self, start: float, duration: float) -> bool:
         """Whether a run over ``[start, start + duration)`` meets a span of ``rises``."""
-        end = start + duration
-        return any(a < end and start < b for a, b in self.rises)
+        return self.rises.meets(start, start + duration)
 
     def _again(self, i: int, n: int, duration: float, last: _Plan | None) -> _Plan | _Absent | None:
         """Job ``i``'s plan where the last one's ``last`` shows it (class docstring),
@@ -696,12 +695,9 @@ class _Session:
                 return _ABSENT  # what its run sees may have risen: planned afresh
         if self.rises:  # earlier candidates whose run meets a rise: any with room?
             profile = self._profile()
-            times = profile.times()
-            times = times[(times >= self.now) & (times < start)]
-            touching = np.zeros(len(times), dtype=np.bool_)
-            for a, b in self.rises:
-                touching |= (times < b) & (times + duration > a)
-            times = times[touching]
+            times = profile.times()  # from now on
+            times = times[: int(times.searchsorted(start))]
+            times = times[self.rises.touching(times, duration)]
             if len(times):
                 times = times[self._steps().holds(times, duration, float(n))]
             for t in times.tolist():
@@ -963,6 +959,63 @@ class _Session:
         key = _hint_key(hint, len(self.base))
         self.hint_key = (hint, key)
         return key
+
+
+class _Spans:
+    """Spans ``[a, b)`` of time, kept merged: sorted, disjoint and apart (a span that
+    overlaps or touches others is joined to them, which no run can tell apart: a run
+    meets the union iff it meets one of them); empty spans (``a >= b``) aside, as
+    given, and tested one by one."""
+
+    __slots__ = ("_arrays", "_empty", "_ends", "_starts")
+
+    def __init__(self, spans: Iterable[tuple[float, float]] = ()) -> None:
+        self._starts: list[float] = []
+        self._ends: list[float] = []
+        self._empty: list[tuple[float, float]] = []
+        self._arrays: tuple[FloatArray, FloatArray] | None = None
+        for a, b in spans:
+            self.add(a, b)
+
+    def __bool__(self) -> bool:
+        return bool(self._starts or self._empty)
+
+    def __len__(self) -> int:
+        return len(self._starts) + len(self._empty)
+
+    def add(self, a: float, b: float) -> None:
+        if not a < b:
+            self._empty.append((a, b))
+            return
+        starts, ends = self._starts, self._ends
+        i = bisect.bisect_left(ends, a)  # the first ending at or after a ...
+        j = bisect.bisect_right(starts, b)  # ... to the last starting at or before b
+        if i < j:
+            a, b = min(a, starts[i]), max(b, ends[j - 1])
+        starts[i:j] = [a]
+        ends[i:j] = [b]
+        self._arrays = None
+
+    def meets(self, start: float, end: float) -> bool:
+        """Whether ``[start, end)`` meets a span (as ``a < end and start < b``)."""
+        i = bisect.bisect_right(self._ends, start)  # the first ending after start
+        if i < len(self._starts) and self._starts[i] < end:
+            return True
+        return any(a < end and start < b for a, b in self._empty)
+
+    def touching(self, starts: FloatArray, duration: float) -> npt.NDArray[np.bool_]:
+        """Per start, :meth:`meets` for ``[start, start + duration)``."""
+        if self._arrays is None:
+            self._arrays = (np.array(self._starts), np.array(self._ends))
+        begin, end = self._arrays
+        ends = starts + duration
+        i = np.searchsorted(end, starts, side="right")
+        inside = i < len(end)
+        hit = np.zeros(len(starts), dtype=np.bool_)
+        hit[inside] = begin[i[inside]] < ends[inside]
+        for a, b in self._empty:
+            hit |= (starts < b) & (ends > a)
+        return hit
 
 
 class _Head:

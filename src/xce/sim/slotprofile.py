@@ -237,21 +237,42 @@ class GridSlots:
             raise InternalError(f"a hold needs start < end, got [{start}, {end})")
         first = self._row(start if start > self.now else self.now)
         last = self._row(end) if end < math.inf else self._rows
-        if len(hosts) == 1:
-            column, units = self._own(int(hosts[0])), int(slots[0])
-            grid = self._grid
-            grid[first:last, column] -= 2 * units
+        units = slots.astype(np.int64)
+        whole = self._alike(hosts, units) if len(hosts) > 1 else self._own(int(hosts[0]))
+        grid = self._grid
+        if whole is not None:  # one column, the same slots on each of its hosts
+            grid[first:last, whole] -= 2 * int(units[0])
             if last < self._rows:
-                grid[last, column] |= 1
-            self._line[first:last, 1] -= units
+                grid[last, whole] |= 1
         else:
-            columns, amounts = self._split(hosts, slots.astype(np.int64))
-            grid = self._grid
+            columns, amounts = self._split(hosts, units)
             grid[first:last, columns] -= (2 * amounts).astype(np.int32)
             if last < self._rows:
                 grid[last, columns] |= 1
-            self._line[first:last, 1] -= float(slots.sum())
+        self._line[first:last, 1] -= float(units.sum())
         self._steps = None
+
+    def _alike(self, hosts: IndexArray, units: IntArray) -> int | None:
+        """The one column a hold of ``units`` on ``hosts`` takes from when they are all
+        of one class and take the same slots (most holds: a job on hosts alike), split
+        off if the class has others; None otherwise (:meth:`_split` decides)."""
+        mine = self._class[hosts]
+        column = int(mine[0])
+        if not ((mine == column).all() and (units == units[0]).all()):
+            return None
+        count = len(hosts)
+        if self._size[column] == count:
+            return column
+        new = self._columns
+        if new >= self._grid.shape[1]:
+            self._grow(columns=2 * self._grid.shape[1])
+        grid = self._grid
+        grid[: self._rows, new] = grid[: self._rows, column]
+        self._columns = new + 1
+        self._class[hosts] = new
+        self._size[column] -= count
+        self._size[new] = count
+        return new
 
     def _own(self, host: int) -> int:
         """Host ``host``'s column, made its own if its class has others."""
