@@ -10,12 +10,13 @@ implementations answer alike (:class:`SlotProfile`):
 
 - :class:`ProfileSlots`, the planner's own :class:`~xce.alloc.profile.Profile` (an
   event table per resource, any number of hosts and instants);
-- :class:`GridSlots`, a dense grid of instants by hosts: one row per recorded instant
-  holding every host's slots from it until the next, so a window is the lowest of a run
-  of rows (one numpy reduction) and a hold is a block of rows less its slots. Its cost
-  follows hosts x instants, so a session takes it when that product is small
-  (:func:`slot_profile`; ``SimOptions.dense_profile``): a session of a few hundred hosts
-  and instants, where the event table's fixed costs per query dominate.
+- :class:`GridSlots`, a dense grid of instants by classes of hosts alike: one row per
+  recorded instant holding every class's slots from it until the next, so a window is
+  the lowest of a run of rows (one numpy reduction) and a hold is a block of rows less
+  its slots. Its cost follows classes x instants, so a session takes it when its
+  instants times its claims (a bound on its classes) are few (:func:`slot_profile`;
+  ``SimOptions.dense_profile``): there the event table's fixed costs per query
+  dominate.
 
 Both record an instant for every change of some slots (a claim's end, a hold's start and
 end, however they net out), a rise for every change above 0 (a claim's end, a hold's
@@ -263,6 +264,10 @@ class GridSlots:
         count = len(hosts)
         if self._size[column] == count:
             return column
+        return self._apart(column, hosts, count)
+
+    def _apart(self, column: int, hosts: int | IndexArray, count: int) -> int:
+        """A new column for ``count`` hosts of class ``column`` (a copy of it)."""
         new = self._columns
         if new >= self._grid.shape[1]:
             self._grow(columns=2 * self._grid.shape[1])
@@ -279,16 +284,7 @@ class GridSlots:
         column = int(self._class[host])
         if self._size[column] == 1:
             return column
-        new = self._columns
-        if new >= self._grid.shape[1]:
-            self._grow(columns=2 * self._grid.shape[1])
-        grid = self._grid
-        grid[: self._rows, new] = grid[: self._rows, column]
-        self._columns = new + 1
-        self._class[host] = new
-        self._size[column] -= 1
-        self._size[new] = 1
-        return new
+        return self._apart(column, host, 1)
 
     def _split(self, hosts: IndexArray, units: IntArray) -> tuple[IndexArray, IntArray]:
         """The columns a hold of ``units`` on ``hosts`` takes from, and how many slots
