@@ -1068,9 +1068,7 @@ def _same_hosts(plan: _Plan, last: _Plan) -> bool:
 def _same_plan(plan: _Plan | None, last: _Plan | None) -> bool:
     if plan is None or last is None:
         return plan is last
-    return (
-        plan[0] == last[0] and np.array_equal(plan[1], last[1]) and np.array_equal(plan[2], last[2])
-    )
+    return plan[0] == last[0] and _same_hosts(plan, last)
 
 
 def _columns(placed: Placed) -> Placement:
