@@ -208,3 +208,37 @@ def test_one_slot_hosts_place_as_the_general_rule(room: list[int], n: int) -> No
         np.broadcast_to(got[1], len(got[0])).tolist()
         == np.broadcast_to(want[1], len(want[0])).tolist()
     )
+
+
+def test_the_grid_grows_past_its_buffers_and_still_answers_as_the_model() -> None:
+    """A session with more new instants and more split classes than the grid's first
+    buffers hold (rows and columns grown, more than once) answers as the event table
+    and the model: 120 hosts alike, 300 holds on random subsets with distinct ends."""
+    rng = np.random.default_rng(29)
+    count = 120
+    base = np.full(count, 4.0)
+    rows = (np.zeros(0), np.zeros(0, dtype=np.intp), np.zeros(0))
+    grid = GridSlots(NOW, base, rows)
+    table = ProfileSlots(NOW, base, rows)
+    model = _Model([4] * count, [[] for _ in range(count)])
+    first_shape = grid._grid.shape
+    for k in range(300):
+        hosts = np.sort(rng.choice(count, size=int(rng.integers(1, 6)), replace=False))
+        slots = rng.integers(1, 3, size=len(hosts)).astype(float)
+        start = NOW + float(rng.integers(0, 50))
+        end = start + 1.0 + k + float(rng.random())
+        for profile in (grid, table, model):
+            profile.hold(start, end, hosts, slots)
+        if k % 60 == 59:
+            for t in (NOW, NOW + 7.0, NOW + 120.5):
+                want = [model.at(h, t) for h in range(count)]
+                assert grid.at(t).tolist() == want
+                assert table.at(t).tolist() == want
+                span = [model.window(h, t, t + 30.0) for h in range(count)]
+                got = grid.window(t, t + 30.0).tolist()
+                assert [g for g, w in zip(got, span, strict=True) if w >= 0] == [
+                    w for w in span if w >= 0
+                ]
+                assert grid.latest_rise(t).tolist() == table.latest_rise(t).tolist()
+    assert grid._grid.shape[0] > 2 * first_shape[0]  # rows grown twice at least
+    assert grid._grid.shape[1] > first_shape[1]  # columns grown

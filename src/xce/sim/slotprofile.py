@@ -240,13 +240,14 @@ class GridSlots:
         last = self._row(end) if end < math.inf else self._rows
         units = slots.astype(np.int64)
         whole = self._alike(hosts, units) if len(hosts) > 1 else self._own(int(hosts[0]))
-        grid = self._grid
         if whole is not None:  # one column, the same slots on each of its hosts
+            grid = self._grid  # (after a column split off: it may have grown)
             grid[first:last, whole] -= 2 * int(units[0])
             if last < self._rows:
                 grid[last, whole] |= 1
         else:
             columns, amounts = self._split(hosts, units)
+            grid = self._grid  # (likewise)
             grid[first:last, columns] -= (2 * amounts).astype(np.int32)
             if last < self._rows:
                 grid[last, columns] |= 1
