@@ -156,6 +156,14 @@ def traced(seen: Counter[str]) -> Iterator[None]:
             seen["reserved"] += 1
         return placed
 
+    place_at = session._place_at
+
+    def traced_place_at(self: Any, start: float, duration: float, n: int, hint: Any) -> Any:
+        memo = self.room_memo
+        if memo is not None and memo[0] == start and memo[1] == start + duration:
+            seen["a fresh plan read the window a kept plan's check read"] += 1
+        return place_at(self, start, duration, n, hint)
+
     gone = session._gone
 
     def traced_gone(self: Any, last: Any, duration: float, plan: Any = None) -> None:
@@ -224,6 +232,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
         mock.patch.object(session, "_gone", traced_gone),
+        mock.patch.object(session, "_place_at", traced_place_at),
         mock.patch.object(session, "_first_plan", traced_first_plan),
         mock.patch.object(session, "_kept_first", traced_kept_first),
         mock.patch.object(session, "place_first", traced_place_first),
@@ -255,6 +264,7 @@ REACHED = {
     "kept plan whose run meets a rise, room alike",
     "moved plan on the same hosts, later",
     "moved plan on the same hosts, earlier",
+    "a fresh plan read the window a kept plan's check read",
     "first plan on rows",
     "first plan on rows, no room",
     "first plan on rows kept from the last session",

@@ -501,6 +501,7 @@ class _Session:
         "planning",
         "profile",
         "rises",
+        "room_memo",
         "rows_memo",
     )
 
@@ -525,6 +526,9 @@ class _Session:
         self.moved = False
         self.hint_key: tuple[IndexArray, FloatArray] | None = None
         self.placed: tuple[_Plan, IntArray] | None = None  # the last plan placed, its room
+        # the last window a kept plan's check read: (start, end, the window),
+        # while nothing was held since (a hold drops it), for a fresh plan's candidate
+        self.room_memo: tuple[float, float, IntArray | FloatArray] | None = None
         self.rows_memo: tuple[tuple[float, int, int], tuple[IntArray, FloatArray]] | None = None
 
     # --- the profile ---------------------------------------------------------------
@@ -556,6 +560,7 @@ class _Session:
             return
         if not end > start:
             return  # a job of no duration holds nothing over time
+        self.room_memo = None
         self.profile.hold(start, end, hosts, slots)
 
     # --- one job -------------------------------------------------------------------
@@ -722,8 +727,9 @@ class _Session:
         at = int(times.searchsorted(start))
         if at == len(times) or times[at] != start:
             return False
-        room = np.maximum(profile.window(start, start + duration), 0)
-        return bool(np.array_equal(room, found[1]))
+        avail = profile.window(start, start + duration)
+        self.room_memo = (start, start + duration, avail)
+        return bool(np.array_equal(np.maximum(avail, 0), found[1]))
 
     def _considered(self, q: int) -> int:
         """How many jobs of queue ``q`` were offered a plan before this one (it counts)."""
@@ -937,7 +943,11 @@ class _Session:
         its run, the hint's hosts first, then the hosts freed latest, then host order."""
         profile = self._profile()
         end = start + duration
-        avail = profile.window(start, end) if end > start else profile.at(start)
+        memo = self.room_memo
+        if memo is not None and memo[0] == start and memo[1] == end:
+            avail = memo[2]  # read by a kept plan's check, nothing held since
+        else:
+            avail = profile.window(start, end) if end > start else profile.at(start)
         if float(np.maximum(avail, 0.0).sum()) < n:
             return None
         keys: list[Any] = [-profile.latest_rise(start)]
