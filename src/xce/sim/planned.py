@@ -617,8 +617,9 @@ class _Session:
             plan = self._first_plan(n, duration)
         else:
             plan = self._plan(n, duration, hint)
-            if plan is not None and self.placed is not None and self.placed[0] is plan:
-                planning.rooms[i] = self.placed
+            made = self.placed  # its room, for the next session's check (_same_room)
+            if keeps and planning.keep_plans and made is not None and made[0] is plan:
+                planning.rooms[i] = made
         if not (had and (plan is last or _same_plan(plan, last))):
             if had:
                 self._gone(last, duration, plan)
@@ -948,7 +949,8 @@ class _Session:
             avail = memo[2]  # read by a kept plan's check, nothing held since
         else:
             avail = profile.window(start, end) if end > start else profile.at(start)
-        if float(np.maximum(avail, 0.0).sum()) < n:
+        room = np.maximum(avail, 0).astype(np.int64)
+        if int(room.sum()) < n:
             return None
         keys: list[Any] = [-profile.latest_rise(start)]
         if hint is not None and len(hint):
@@ -958,7 +960,7 @@ class _Session:
         if found is None:
             return None
         plan = (start, found[0], found[1])
-        self.placed = (plan, np.maximum(avail, 0).astype(np.int64))
+        self.placed = (plan, room)
         return plan
 
     def _hint_key(self, hint: IndexArray) -> FloatArray:
@@ -989,9 +991,6 @@ class _Spans:
 
     def __bool__(self) -> bool:
         return bool(self._starts or self._empty)
-
-    def __len__(self) -> int:
-        return len(self._starts) + len(self._empty)
 
     def add(self, a: float, b: float) -> None:
         if not a < b:

@@ -290,25 +290,21 @@ class GridSlots:
     def _split(self, hosts: IndexArray, units: IntArray) -> tuple[IndexArray, IntArray]:
         """The columns a hold of ``units`` on ``hosts`` takes from, and how many slots
         from each: a class it takes whole, and alike, keeps its column; each part of
-        one it takes in part, or unalike, gets a column of its own (class docstring)."""
+        one it takes in part, or unalike, gets a column of its own (class docstring).
+        For a hold on several classes, or unalike (one class alike is :meth:`_alike`'s)."""
         of = self._class
         mine = of[hosts]
         if (self._size[mine] == 1).all():  # every host a class of its own
             return mine, units
-        low, high = int(mine.min()), int(mine.max())
-        if (units == units[0]).all():
-            if low == high:  # one class (a job on hosts alike)
-                parts = np.array([low], dtype=np.intp)
-                back = np.zeros(len(hosts), dtype=np.intp)
-                counts = np.array([len(hosts)], dtype=np.int64)
-            else:
-                tally = np.bincount(mine - low)
-                parts = np.flatnonzero(tally)
-                counts = tally[parts]
-                rank = np.zeros(len(tally), dtype=np.intp)
-                rank[parts] = np.arange(len(parts))
-                back = rank[mine - low]
-                parts += low
+        if (units == units[0]).all():  # several classes
+            low = int(mine.min())
+            tally = np.bincount(mine - low)
+            parts = np.flatnonzero(tally)
+            counts = tally[parts]
+            rank = np.zeros(len(tally), dtype=np.intp)
+            rank[parts] = np.arange(len(parts))
+            back = rank[mine - low]
+            parts += low
             amounts = np.full(len(parts), units[0], dtype=np.int64)
             whole = counts == self._size[parts]
         else:
