@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from xce.errors import InternalError
 from xce.sim.placement import at_least, balanced, fill, place
+from xce.sim.planned import _hint_key, _ordered_place, _room_order
 from xce.sim.slotprofile import GRID_CELLS, GridSlots, ProfileSlots, slot_profile
 
 NOW = 10.0
@@ -182,6 +183,41 @@ def test_a_hold_of_no_length_is_an_internal_error() -> None:
 
 
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(
+    hosts=st.lists(
+        st.tuples(st.integers(-2, 4), st.sampled_from([0.0, 1.0, 2.5, 7.0])),
+        min_size=1,
+        max_size=12,
+    ),
+    picks=st.lists(st.integers(0, 11), max_size=6),
+    n=st.integers(1, 20),
+)
+def test_a_plan_taking_only_hosts_with_room_places_as_over_all_hosts(
+    hosts: list[tuple[int, float]], picks: list[int], n: int
+) -> None:
+    """A fresh plan orders only the hosts with room (hint first, then freed latest,
+    then host order) and places on that; it is the placement over all hosts ordered
+    by the same keys, since a placement never takes a host without room."""
+    avail = np.array([a for a, _ in hosts], dtype=np.int64)
+    rise = np.array([r for _, r in hosts])
+    hint = np.array(list(dict.fromkeys(p for p in picks if p < len(hosts))), dtype=np.intp)
+    keys: list[Any] = [-rise]
+    if len(hint):
+        keys.append(_hint_key(hint, len(hosts)))
+    want = _ordered_place(avail, n, np.lexsort(keys))
+    room = np.maximum(avail, 0)
+    got = _ordered_place(room, n, _room_order(room, rise, hint if len(hint) else None))
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    assert got[0].tolist() == want[0].tolist()
+    assert (
+        np.broadcast_to(got[1], len(got[0])).tolist()
+        == np.broadcast_to(want[1], len(want[0])).tolist()
+    )
+
+
 @given(
     room=st.lists(st.integers(-1, 1), min_size=1, max_size=12),
     n=st.integers(1, 12),

@@ -56,7 +56,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -99,11 +99,9 @@ from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
 from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline, pending_job
+from xce.sim.plain import PlainReplay, plain_replay  # (it imports this module only to run)
 from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
 from xce.sim.verify import verify
-
-if TYPE_CHECKING:
-    from xce.sim.plain import PlainReplay
 
 __all__ = [
     "MIN_INTERVAL",
@@ -420,8 +418,6 @@ class Simulation:
 
     def _plain_replay(self) -> PlainReplay | None:
         """The plain replay of this simulation, if it is plain (:mod:`xce.sim.plain`)."""
-        from xce.sim.plain import plain_replay  # it imports this module
-
         return plain_replay(self)
 
     def _run(self) -> SimResult:

@@ -55,7 +55,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -491,7 +491,6 @@ class _Session:
         "considered",
         "deferred",
         "head",
-        "hint_key",
         "lazy",
         "moved",
         "now",
@@ -524,7 +523,6 @@ class _Session:
         # whether a hold came before that the last session did not have (class docstring)
         self.rises = _Spans((now, end) for end in planning.early if end > now)
         self.moved = False
-        self.hint_key: tuple[IndexArray, FloatArray] | None = None
         self.placed: tuple[_Plan, IntArray] | None = None  # the last plan placed, its room
         # the last window a kept plan's check read: (start, end, the window),
         # while nothing was held since (a hold drops it), for a fresh plan's candidate
@@ -952,25 +950,13 @@ class _Session:
         room = np.maximum(avail, 0).astype(np.int64)
         if int(room.sum()) < n:
             return None
-        keys: list[Any] = [-profile.latest_rise(start)]
-        if hint is not None and len(hint):
-            keys.append(self._hint_key(hint))
-        order = np.lexsort(keys)  # the hint first, then freed latest, then host order
-        found = _ordered_place(avail, n, order)
+        order = _room_order(room, profile.latest_rise(start), hint)
+        found = _ordered_place(room, n, order)
         if found is None:
             return None
         plan = (start, found[0], found[1])
         self.placed = (plan, room)
         return plan
-
-    def _hint_key(self, hint: IndexArray) -> FloatArray:
-        """:func:`_hint_key` of ``hint``, the last one made kept (a job's candidates)."""
-        made = self.hint_key
-        if made is not None and made[0] is hint:
-            return made[1]
-        key = _hint_key(hint, len(self.base))
-        self.hint_key = (hint, key)
-        return key
 
 
 class _Spans:
@@ -1086,6 +1072,22 @@ def _columns(placed: Placed) -> Placement:
     if hosts is None:
         return np.arange(lowest, lowest + count, dtype=np.intp), np.asarray(slots)
     return hosts.astype(np.intp), np.asarray(slots)
+
+
+def _room_order(room: IntArray, rise: FloatArray, hint: IndexArray | None) -> IndexArray:
+    """The hosts with room (``room`` above 0) in the order a plan takes them: the
+    hint's, in its order, then the others freed latest first (``rise``: per host, the
+    latest instant its slots rose), then in host order. A placement never takes a host
+    without room, and it takes the others as in the order of all hosts."""
+    has = room > 0
+    if hint is not None and len(hint):
+        first = hint[has[hint]]
+        has[hint] = False
+    else:
+        first = _NO_HOSTS
+    others = np.flatnonzero(has)
+    others = others[np.argsort(-rise[others], kind="stable")]
+    return np.concatenate((first, others)) if len(first) else others
 
 
 def _hint_key(hint: IndexArray, n: int) -> FloatArray:
