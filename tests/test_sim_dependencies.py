@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -548,11 +548,18 @@ REACHED = (
 
 
 def test_random_cases_reach_every_change_and_shortcut() -> None:
-    """The property's cases do reach what they are meant to check (not assumed)."""
+    """The property's cases do reach what they are meant to check (not assumed). The
+    cases are 400 drawn derandomized: a random draw of 150 missed the rarest (a strict
+    batch with a job at a gate) about one run in eight, so this check would flake."""
     seen: Counter[str] = Counter()
 
     @settings(
-        max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+        max_examples=400,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow],
     )
     @given(cases())
     def collect(case: Case) -> None:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-import xce.sim.engine as engine_module
 from builders import ClusterBuilder
 from xce.cluster import ClusterState
+from xce.errors import InputError
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
 from xce.sim.metrics import timing
@@ -70,15 +70,10 @@ class _Calls:
         self.seen.append((done, now, time.perf_counter()))
 
 
-@pytest.fixture(autouse=True)
-def _progress_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Progress every 16 instants, so a small replay calls it during the run too."""
-    monkeypatch.setattr(engine_module, "PROGRESS_EVERY", 16)
-
-
 def _run(path: _Path, jobs: list[SimJob]) -> tuple[SimResult, _Calls, float]:
     calls = _Calls()
-    sim = Simulation(path.cluster(), jobs, path.options, progress=calls)
+    # progress every 16 instants, so a small replay calls it during the run too
+    sim = Simulation(path.cluster(), jobs, path.options, progress=calls, progress_every=16)
     assert (sim._plain_replay() is not None) is path.plain
     before = time.perf_counter()
     result = sim.run()
@@ -128,3 +123,11 @@ def test_no_job_placed_no_time_allocating_needed() -> None:
     s = result.stats
     assert s.dispatched == 0
     assert 0.0 <= s.alloc_seconds <= s.wall_seconds
+
+
+@pytest.mark.parametrize("every", [0, -3, 2.5, True])
+def test_progress_every_is_a_positive_whole_number(every: object) -> None:
+    """A progress frequency that is not a whole number of instants, at least 1, is the
+    caller's error, said before the replay begins."""
+    with pytest.raises(InputError, match="progress_every"):
+        Simulation(PATHS["plain replay"].cluster(), _jobs(5), progress_every=every)  # type: ignore[arg-type]

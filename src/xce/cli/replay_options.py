@@ -32,8 +32,8 @@ from xce.sim.files import SYNTHETIC
 
 if TYPE_CHECKING:  # the library loads when a command runs
     from xce.cluster import ClusterState
-    from xce.sim.engine import SimOptions
     from xce.sim.model import SimJob
+    from xce.sim.options import SimOptions
     from xce.sim.swf import SwfTrace
 
 __all__ = [
@@ -257,7 +257,7 @@ class Replay:
         backfill: str | None = None,
     ) -> SimOptions:
         """The engine's options of this replay under one policy."""
-        from xce.sim.engine import SimOptions
+        from xce.sim.options import SimOptions
 
         return SimOptions(
             picker=picker,
@@ -357,7 +357,7 @@ def _queues_file(path: Path) -> ClusterState:
 
 def check_interval(interval: float | None) -> None:
     """``--interval``: a finite number of seconds, at least the engine's MIN_INTERVAL."""
-    from xce.sim.engine import MIN_INTERVAL
+    from xce.sim.options import MIN_INTERVAL
 
     if interval is not None and not (math.isfinite(interval) and interval >= MIN_INTERVAL):
         raise InputError(

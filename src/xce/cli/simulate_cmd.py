@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # the library, numpy and matplotlib load when the command run
     from rich.console import Console
 
     from xce.cluster import ClusterState
-    from xce.sim.engine import SimOptions, SimResult
     from xce.sim.model import SimJob
+    from xce.sim.options import SimOptions
+    from xce.sim.result import SimResult
     from xce.sim.swf import SwfTrace
 
 OUTPUT_FILES = simulate_files()

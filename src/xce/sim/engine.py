@@ -53,9 +53,9 @@ import heapq
 import math
 import time
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,7 +63,6 @@ import numpy.typing as npt
 
 from xce.alloc import (
     Allocator,
-    AllocatorPlugin,
     AllocOptions,
     Decision,
     Dispatched,
@@ -94,13 +93,14 @@ from xce.core.pickers import (
     picker_traits,
 )
 from xce.errors import EventError, InputError, InternalError, clip
-from xce.predict import RuntimePredictor
-from xce.preempt import Preemptor, PreemptorRegistry, default_preemptors
+from xce.preempt import PreemptorRegistry, default_preemptors
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
-from xce.sim.model import HostIndices, JobRecord, RecordTable, SimJob, Timeline, pending_job
-from xce.sim.plain import PlainReplay, plain_replay  # (it imports this module only to run)
+from xce.sim.model import HostIndices, RecordTable, SimJob, Timeline, pending_job
+from xce.sim.options import MIN_INTERVAL, SimOptions
+from xce.sim.plain import PlainReplay, plain_replay
 from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
+from xce.sim.result import PROGRESS_EVERY, Progress, SimResult, SimStats
 from xce.sim.verify import verify
 
 __all__ = [
@@ -114,114 +114,10 @@ __all__ = [
     "verify",
 ]
 
-MIN_INTERVAL = 0.001
-"""The shortest ``interval`` between sessions, in seconds: finer grids only add sessions
-(and, far below a time's float resolution, could not be told apart)."""
-
 SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE = 0, 1, 2, 3, 4
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
-PROGRESS_EVERY = 2048
-"""Instants handled between two calls of a replay's progress callback (and one at the
-end): often enough for a progress bar, rarely enough to cost nothing."""
-
-
-@dataclass(frozen=True, slots=True)
-class SimOptions:
-    """How to replay. ``picker`` and ``preemptor`` are names or objects (a researcher's
-    policy needs no entry point); ``allocators`` are plugin objects tried before the
-    registered ones."""
-
-    picker: str | JobPicker | None = None  # default picker of queues that name none
-    single_queue: bool = False  # every job in one queue ("normal")
-    interval: float | None = None  # seconds between sessions; None: at every event time
-    enforce_walltime: bool = False  # end jobs at their requested time
-    incremental: bool = True  # exact session shortcuts (module docstring)
-    # every exact shortcut at once: off, the session shortcuts (as incremental=False) and
-    # the allocator's and planner's (AllocOptions cache, shortcuts, cursors and
-    # reuse_failures) are all off; a replay gives byte-identical outputs either way
-    fast_paths: bool = True
-    preemptor: str | Preemptor | None = None  # victim-set iterator (lowest_priority_first)
-    allocators: tuple[AllocatorPlugin, ...] = ()
-    backfill: str | None = None  # default backfill policy of queues that name none
-    # the plain replay (xce.sim.plain): a plain workload replayed on free-slot arrays,
-    # exactly as the general path decides it; also off with fast_paths off
-    plain_replay: bool = True
-    # its sessions that plan decided on its own arrays (xce.sim.planned), not by the
-    # core, exactly as the core decides them; also off with plain_replay off
-    plain_planning: bool = True
-    # those sessions keep a pending job's plan from the last one where it provably
-    # repeats, and a first plan on the rows when nothing started or ended since
-    # (xce.sim.planned), rather than plan it again
-    kept_plans: bool = True
-    # a session's first plan there, and the starts it lets by, decided from the running
-    # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one
-    one_plan_on_rows: bool = True
-    # that plan placed only once some decision, or some job that may start beside it,
-    # needs its hosts (xce.sim.planned._Session.place_first); where no queue keeps
-    # placements: a session in which nothing can start beside it never places it
-    lazy_first_plan: bool = True
-    # those sessions' profile, where instants x claims are few (GRID_CELLS), on a
-    # dense grid of instants by classes of alike hosts rather than the planner's event
-    # table (xce.sim.slotprofile): the same slots, windows and rises, a window one
-    # numpy reduction; off, the event table always
-    dense_profile: bool = True
-    # the plain replay's sessions find the jobs that may start (want at most the free
-    # slots) in an index of the pending jobs by task count, not by trying each
-    # (xce.sim.plain._ByWidth); off, every pending job is tried, and decides alike
-    width_index: bool = True
-    # with an interval, sessions with nothing new to decide are neither run nor visited
-    # (xce.sim.idle, an exact session shortcut); also off with incremental or fast_paths off
-    idle_skip: bool = True
-    # a runtime predictor (a name, NAME:OPTION, or an object) that learns as jobs end,
-    # and whether backfill plans with its predictions or the requested times
-    # (xce.sim.predicted); None: no predictor
-    predictor: str | RuntimePredictor | None = None
-    backfill_with: str = "requested"
-
-
-@dataclass(slots=True)
-class SimStats:
-    sessions: int = 0
-    decisions: int = 0
-    dispatched: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-    alloc_seconds: float = 0.0
-    wall_seconds: float = 0.0
-    events: int = 0
-    preemptions: int = 0  # running jobs preempted (each time counts)
-    lost_slot_seconds: float = 0.0  # work the preempted runs had done, thrown away
-    backfilled: int = 0  # starts ahead of a job holding a planned start
-    idle_skipped: int = 0  # idle sessions skipped (xce.sim.idle), each with its stretch
-
-    @property
-    def cache_hit_rate(self) -> float:
-        looked = self.cache_hits + self.cache_misses
-        return self.cache_hits / looked if looked else 0.0
-
-
-@dataclass(slots=True)
-class SimResult:
-    records: Sequence[JobRecord]  # in workload order (a RecordTable from a replay)
-    timeline: Timeline
-    stats: SimStats
-    total_slots: int
-    host_capacity: dict[str, int] = field(default_factory=dict)
-    # claims of work running when the simulation began: (host, start, end, slots)
-    base_load: list[tuple[str, float, float, int]] = field(default_factory=list)
-    host_names: list[str] = field(default_factory=list)  # what record host indices index
-    # what the user should know before reading the figures (xce.sim.caveats), one line each
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def unrunnable(self) -> list[JobRecord]:
-        return [r for r in self.records if r.unrunnable is not None]
-
-
-Progress = Callable[[int, float], None]
-"""Called now and then with (jobs ended or reported so far, simulated time)."""
 
 
 class Simulation:
@@ -235,9 +131,15 @@ class Simulation:
         progress: Progress | None = None,
         pickers: PickerRegistry | None = None,
         preemptors: PreemptorRegistry | None = None,
+        *,
+        progress_every: int = PROGRESS_EVERY,
     ) -> None:
         self.options = options or SimOptions()
         _check_interval(self.options.interval)
+        if isinstance(progress_every, bool) or not isinstance(progress_every, int):
+            raise InputError(f"progress_every must be a whole number, got {progress_every!r}")
+        if progress_every < 1:
+            raise InputError(f"progress_every must be at least 1, got {progress_every}")
         self.jobs = (
             [j if j.queue == "normal" else replace(j, queue="normal") for j in jobs]
             if self.options.single_queue
@@ -285,6 +187,7 @@ class Simulation:
         )
         self._never: dict[tuple[object, ...], tuple[str | None, bool]] = {}
         self.progress = progress
+        self.progress_every = progress_every  # instants between two progress calls
         self._heap: list[tuple[float, int, int, str]] = []
         self._seq = 0
         self._finish_seq: dict[str, int] = {}  # running job -> its finish event
@@ -473,7 +376,7 @@ class Simulation:
         if interval is None or applied or not timeline.repeats(self._busy, pending):
             timeline.add(now, self._busy, pending)
         self._step_count += 1
-        if self.progress is not None and self._step_count % PROGRESS_EVERY == 0:
+        if self.progress is not None and self._step_count % self.progress_every == 0:
             self.progress(self._ended, now)
 
     def _end_run(self) -> SimResult:

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xce.sim.engine import SimResult
 from xce.sim.model import BSLD_TAU, JobRecord, RecordTable, SimJob, Timeline
+from xce.sim.result import SimResult
 from xce.sim.swf import SwfTrace
 
 __all__ = [

@@ -83,9 +83,10 @@ from xce.sim.handoff import CoreHandoff
 from xce.sim.model import RecordTable, SimJob, Timeline, pending_job
 from xce.sim.placement import at_least, balanced, fill
 from xce.sim.planned import array_planning
+from xce.sim.result import SimResult
 
 if TYPE_CHECKING:
-    from xce.sim.engine import SimResult, Simulation
+    from xce.sim.engine import Simulation
 
 __all__ = ["PlainReplay", "plain_replay"]
 
@@ -665,9 +666,6 @@ class PlainReplay:
         self.arrays = array_planning(self)
 
     def run(self) -> SimResult:
-        from xce.sim import engine  # the engine imports this module lazily
-        from xce.sim.engine import SimResult
-
         self.make_pending = pending_job
 
         sim = self.sim
@@ -708,7 +706,7 @@ class PlainReplay:
         queue_of, holds, clocked = self.queue_of, self.holds, self.clocked
         ended = step_count = nxt = 0
         progress = sim.progress
-        every = engine.PROGRESS_EVERY
+        every = sim.progress_every
         pop = heapq.heappop
         again = False  # a session preempted: another follows at the same instant
         now = 0.0

@@ -435,7 +435,7 @@ def run_cell(cell: Cell, jobs_dir: str | None = None) -> dict[str, Any]:
     from xce.core import default_pickers
     from xce.preempt import default_preemptors
     from xce.sim.compare import compare, parse_policy
-    from xce.sim.engine import SimOptions
+    from xce.sim.options import SimOptions
 
     o = cell.options
     options = SimOptions(

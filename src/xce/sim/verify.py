@@ -19,8 +19,8 @@ from xce.sim.model import RecordTable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from xce.sim.engine import SimResult
     from xce.sim.model import SimJob
+    from xce.sim.result import SimResult
 
 __all__ = ["verify"]
 
