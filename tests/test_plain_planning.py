@@ -32,6 +32,7 @@ from xce.sim.handoff import CoreHandoff
 from xce.sim.model import SimJob
 from xce.sim.placement import place
 from xce.sim.plain import plain_replay
+from xce.sim.slotprofile import GridSlots
 
 EXAMPLES = 120
 PLANNING = ("easy", "conservative")
@@ -80,6 +81,8 @@ def run(case: Case, arrays: bool | None = None, **options: Any) -> SimResult:
 def three_ways(case: Case) -> SimResult:
     """The case on arrays (asserted to be the path taken), with its sessions' profiles
     on a grid and on the event table (``dense_profile``), with kept plans and without,
+    with a quiet session's profile carried on from the last and rebuilt
+    (``kept_profile``),
     with a session's one plan on the rows and on the profile, with the index of pending
     jobs by task count and without (``width_index``: EASY's sessions decide only what
     may start), with that plan placed only when needed and at once
@@ -88,6 +91,7 @@ def three_ways(case: Case) -> SimResult:
     mine = run(case, arrays=True)
     listed = run(case, arrays=True, dense_profile=False)
     afresh = run(case, arrays=True, kept_plans=False)
+    rebuilt = run(case, arrays=True, kept_profile=False)
     profiled = run(case, arrays=True, one_plan_on_rows=False)
     core = run(case, arrays=False, plain_planning=False)
     general = run(case, plain_replay=False)
@@ -97,6 +101,7 @@ def three_ways(case: Case) -> SimResult:
     assert_same_result(mine, unindexed)
     assert_same_result(mine, placed)
     assert_same_result(mine, afresh)
+    assert_same_result(mine, rebuilt)
     assert_same_result(mine, profiled)
     assert_same_result(mine, core)
     assert_same_result(mine, general)
@@ -215,6 +220,18 @@ def traced(seen: Counter[str]) -> Iterator[None]:
                 seen["view placement out of host order"] += 1
         return found
 
+    kept_session = planned_module.ArrayPlanning._kept_session
+
+    def traced_kept_session(self: Any, now: float, new: list[int]) -> Any:
+        found = kept_session(self, now, new)
+        if found is not None:
+            session_ = found[0]
+            grid = isinstance(session_.profile, GridSlots)
+            seen["profile carried on, " + ("grid" if grid else "event table")] += 1
+            if found[1] and session_.planned:
+                seen["profile carried on, new jobs after plans"] += 1
+        return found
+
     next_to_try = planned_module.ArrayPlanning._next_to_try
 
     def traced_next(self: Any, session_: Any, lv: int, at: int) -> Any:
@@ -228,6 +245,7 @@ def traced(seen: Counter[str]) -> Iterator[None]:
 
     with (
         mock.patch.object(planned_module.ArrayPlanning, "_next_to_try", traced_next),
+        mock.patch.object(planned_module.ArrayPlanning, "_kept_session", traced_kept_session),
         mock.patch.object(session, "_start_now", traced_start_now),
         mock.patch.object(session, "_plan", traced_plan),
         mock.patch.object(session, "_again", traced_again),
@@ -275,6 +293,9 @@ REACHED = {
     "kept plan refused, room before",
     "the width index found a job",
     "the width index found a job beside a plan on rows",
+    "profile carried on, grid",
+    "profile carried on, event table",
+    "profile carried on, new jobs after plans",
 }
 
 
@@ -287,7 +308,8 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     that meets a rise, an earlier instant with room); make a session's first plan on
     the rows (with and without room; kept from the last session, nothing having
     started or ended since; placed only when needed, or never) and start or hold jobs
-    beside it; and decide,
+    beside it; carry a quiet session's profile on from the last (on a grid and on the
+    event table, new jobs decided after kept plans); and decide,
     once every queue has had its plans, only what the width index finds (beside a
     plan on rows too)."""
     seen: Counter[str] = Counter()
@@ -298,6 +320,7 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     def collect(case: Case) -> None:
         with traced(seen):
             run(case)
+            run(case, dense_profile=False)  # the event table's sessions too
         policies.update(q[4] or case.backfill or "" for q in case.queues)
         policies[case.backfill or ""] += 1
 
@@ -305,6 +328,40 @@ def test_random_planned_cases_reach_what_the_arrays_decide() -> None:
     missing = sorted(REACHED - set(seen))
     assert not missing, (missing, seen)
     assert set(PLANNING) <= set(policies), policies
+
+
+def test_a_quiet_session_beside_a_queue_planned_afresh_is_made_afresh() -> None:
+    """The kept profile (``kept_profile``) is taken only where every queue keeps its
+    placements. Here queue ``mid`` (easy) plans j12 afresh each session: at 0 it is
+    planned at 2 before j16 starts beside it; at 1 (only j17 is new) j16 is a claim on
+    h0 ending at 2, so j12's plan takes h0 first, and j17 (no estimate) cannot take
+    h0's last slot. Carried on, the last plan stood and j17 started there (found by the
+    nine-way property at 800 random cases)."""
+
+    def job(name: str, submit: float, runtime: float, tasks: int, queue: str,
+            requested: float | None) -> SimJob:  # fmt: skip
+        return SimJob(name, submit, runtime, tasks, queue=queue, requested_time=requested)
+
+    case = Case(
+        hosts=((3, "ok"),) * 6,
+        queues=(("hi", 0, None, None, "conservative", None), ("mid", 0, None, None, None, None)),
+        default_picker=None,
+        jobs=(
+            job("j0", 0.0, 0.0, 1, "hi", None),
+            job("j4", 0.0, 0.0, 1, "hi", None),
+            job("j8", 0.0, 2.0, 15, "hi", 2.0),
+            job("j12", 0.0, 0.0, 5, "mid", None),
+            job("j16", 0.0, 2.0, 2, "hi", 2.0),
+            job("j17", 1.0, 0.0, 1, "hi", None),
+        ),
+        picker=None,
+        single_queue=False,
+        enforce_walltime=False,
+        backfill="easy",
+    )
+    mine = three_ways(case)
+    j17 = next(r for r in mine.records if r.job.id == "j17")
+    assert j17.start == 2.0
 
 
 def test_a_queue_that_preempts_or_orders_its_own_jobs_keeps_the_core() -> None:

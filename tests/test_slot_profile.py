@@ -150,6 +150,65 @@ def test_grid_and_event_table_answer_as_the_model(case: dict[str, Any]) -> None:
         _check(table, model)
 
 
+def _check_from(profile: Any, model: _Model, now: float) -> None:
+    """:func:`_check` of a profile started at ``now`` (after NOW): its instants begin
+    at ``now``, and every query from ``now`` on answers as the model."""
+    hosts = range(len(model.base))
+    assert profile.times().tolist() == [now] + [t for t in model.times() if t > now]
+    steps = profile.steps()
+    assert steps.times[0] == now
+    for t in [now, *(t for t in [*model.times(), 13.0, 17.0, 40.0] if t > now)]:
+        assert profile.at(t).tolist() == [model.at(h, t) for h in hosts]
+        assert profile.latest_rise(t).tolist() == [model.latest_rise(h, t) for h in hosts]
+        at = int(np.searchsorted(steps.times, t, side="right")) - 1
+        assert steps.values[at] == sum(model.at(h, t) for h in hosts)
+        for length in (1.0, 3.0, 8.0, math.inf):
+            got = profile.window(t, t + length).tolist()
+            for h in hosts:
+                if model.at(h, t) > 0:
+                    assert got[h] == model.window(h, t, t + length), (h, t, length)
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(case=sessions(), share=st.sampled_from([0.0, 0.5, 0.99]))
+def test_a_profile_started_later_answers_as_before(case: dict[str, Any], share: float) -> None:
+    """issue 29 (kept profile): the grid and the event table, given their holds and
+    then started at a later ``now`` before their next instant (``advance``), answer
+    every query from it on as the model, and go on doing so after a hold from it (a job
+    started then); started at or past their next instant, or with a rise at their start
+    (a claim that ended before it), each refuses (an internal error) and is left as it
+    was."""
+    rows, changes = _build(case)
+    base = np.array(case["base"], dtype=float)
+    model = _Model(case["base"], changes)
+    profiles = [GridSlots(NOW, base, rows), ProfileSlots(NOW, base, rows)]
+    for start, end, hosts, slots in _holds(case):
+        model.hold(start, end, hosts, slots)
+        for profile in profiles:
+            profile.hold(start, end, hosts, slots)
+    instants = model.times()
+    following = instants[1] if len(instants) > 1 else NOW + 10.0
+    later = NOW + share * (following - NOW)
+    risen = any(model.latest_rise(h, NOW) == NOW for h in range(len(model.base)))
+    for profile in profiles:
+        if len(instants) > 1:
+            with pytest.raises(InternalError):
+                profile.advance(following)
+            _check(profile, model)  # as it was
+        if risen:  # a rise at the start (a claim ended before it) would move: refused
+            with pytest.raises(InternalError):
+                profile.advance(later)
+            _check(profile, model)
+            return
+        profile.advance(later)
+        _check_from(profile, model, later)
+        on = np.array([0], dtype=np.intp)
+        profile.hold(later, later + 2.0, on, np.array([1.0]))
+    model.hold(later, later + 2.0, np.array([0], dtype=np.intp), np.array([1.0]))
+    for profile in profiles:
+        _check_from(profile, model, later)
+
+
 def test_the_grid_groups_hosts_alike_and_splits_them_on_a_hold() -> None:
     """Hosts with the same books and claims share a column; a hold on part of them
     gives that part one of its own, and the others keep theirs."""

@@ -361,6 +361,16 @@ class Profile:
         if changed:
             self._new_instants.append(at)
 
+    def advance(self, now: float) -> None:
+        """Start the profile at a later ``now``, when no change is recorded after its
+        start and at or before ``now`` (else an :class:`InternalError`): every query from
+        ``now`` on answers as before, and :meth:`times` begins at ``now``."""
+        instants = self.times()
+        if not now >= self.now or (len(instants) > 1 and instants[1] <= now):
+            raise InternalError(f"the profile of {self.now} cannot start at {now}")
+        self.now = now
+        self._instants = np.concatenate(([now], instants[1:]))
+
     def changes(self) -> int:
         """How many (host, resource) changes are recorded."""
         return sum(ev.count for ev in self._events.values())

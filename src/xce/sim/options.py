@@ -48,6 +48,11 @@ class SimOptions:
     # repeats, and a first plan on the rows when nothing started or ended since
     # (xce.sim.planned), rather than plan it again
     kept_plans: bool = True
+    # a session with no start or end since the last (only new jobs), no running job at
+    # or past its estimate and every plan still ahead carries the last one's profile
+    # and plans on, deciding only the new jobs (xce.sim.planned.ArrayPlanning); also off
+    # with kept_plans off
+    kept_profile: bool = True
     # a session's first plan there, and the starts it lets by, decided from the running
     # jobs' claims without the profile (xce.sim.planned._Head) while it is the only one
     one_plan_on_rows: bool = True

@@ -32,7 +32,7 @@ back from the core. Which jobs plan and which keep their placements is asked of 
 queue's policy (:class:`~xce.backfill.BackfillPolicy`: ``plans_job``,
 ``keeps_placements``), never its name.
 
-Three exact shortcuts sit on top, each behind its switch: *kept plans*
+Four exact shortcuts sit on top, each behind its switch: *kept plans*
 (``SimOptions.kept_plans``: a job's plan from the last session held again where it
 provably repeats, see :class:`_Session`; and a session's first plan on the rows, when
 no job started or ended since the last one made it, see ``_Session._kept_first``),
@@ -40,7 +40,10 @@ no job started or ended since the last one made it, see ``_Session._kept_first``
 no hint, that plan and every start beside it are decided from the running claims' rows,
 without building the profile, see :class:`_Head`: what EASY's sessions mostly are), and
 that plan *placed when needed* (``SimOptions.lazy_first_plan``: its start found, its
-hosts chosen only once something reads them, see ``_Session.place_first``).
+hosts chosen only once something reads them, see ``_Session.place_first``); and the
+*kept profile* (``SimOptions.kept_profile``: a session with only new jobs since the last
+carries its profile and plans on and decides only them, where that provably is the
+session made afresh, see ``ArrayPlanning._kept_session``).
 
 Taken (:func:`array_planning`) when every queue of the replay plans by the builtin
 planner and replaces its picker's blocking, no queue has an order of its own or
@@ -241,6 +244,17 @@ class ArrayPlanning:
         if self.caps is not None and replay.by_width is not None:
             replay.by_width.with_estimates(self.estimates)
         self.keep_plans = replay.sim.options.kept_plans
+        # a session with only new jobs planned on the last one's profile (_kept_session):
+        # where every job is decided in pick order (no bound on plans) and every queue
+        # keeps placements (a plan made afresh each session could take other hosts)
+        self.keep_profile = (
+            self.keep_plans
+            and replay.sim.options.kept_profile
+            and self.caps is None
+            and all(self.keeps)
+        )
+        # the last session, with the claims' changes and the pending jobs at its end
+        self.last: tuple[_Session, int, int] | None = None
         self.rows = replay.sim.options.one_plan_on_rows  # see _Head
         self.dense = replay.sim.options.dense_profile  # a session's profile on a grid
         # a first plan on the rows placed only when something needs it (place_first):
@@ -267,12 +281,21 @@ class ArrayPlanning:
         start (free slots only fall) nor be planned, and its decision changes nothing
         but its record, made as the core's would be (pending, no plan)."""
         replay = self.replay
-        session = _Session(self, now)
-        visit = _Visit(self, session, now)
-        if replay.by_width is None or self.caps is None:
+        carried = self._kept_session(now, new) if self.last is not None else None
+        if carried is not None:
+            session, later = carried
+            visit = _Visit(self, session, now)
+            visit.kept = dict(self.kept)  # each earlier job's plan, held again as it was
+            for i in later:
+                visit(i)
+        elif replay.by_width is None or self.caps is None:
+            session = _Session(self, now)
+            visit = _Visit(self, session, now)
             for i in self._pick_order():
                 visit(i)
         else:
+            session = _Session(self, now)
+            visit = _Visit(self, session, now)
             self._capped(visit)
             for i in new:
                 if i not in self.decided:  # not visited: pending, with no plan
@@ -281,12 +304,68 @@ class ArrayPlanning:
         replay.sim.stats.decisions += visit.pending
         self.profiled = session.profile is not None
         self.kept = visit.kept if self.keep_plans else {}
+        if self.keep_profile:
+            self.last = (session, self.claims.changes, replay.pending)
         self.early.clear()
         if len(self.hints) > 2 * replay.pending + 64:  # jobs that left without starting
             waiting = set(replay.waiting())
             self.hints = {i: h for i, h in self.hints.items() if i in waiting}
             self.rooms = {i: r for i, r in self.rooms.items() if i in waiting}
         return visit.started
+
+    def _kept_session(self, now: float, new: list[int]) -> tuple[_Session, list[int]] | None:
+        """The last session carried on to ``now``, and the new jobs in pick order, when
+        that is this session (``SimOptions.kept_profile``, an exact shortcut); else None.
+
+        It is when the last session built its profile; no job started or ended since;
+        the pending jobs are the last session's and the new ones, the new ones last in
+        pick order; each earlier job was offered a plan, by a policy that keeps
+        placements, and has an estimate above 0; no running job's estimated end is at or
+        before now; no plan starts at or before now; and the profile records no change
+        after the last session's start up to now. Then each earlier job decides as last
+        session: nothing it sees rose (no end gave room back; the free slots and the
+        claims are the same; a claim ending from now on is at the same instant either
+        way), so, its plan still ahead, it cannot start now and its plan is kept
+        (``_Session``'s kept plans: its hosts hold its claims, the final profile of the
+        last session never being below 0). A job planned afresh each session (a policy
+        that does not keep placements, or no estimate above 0) could take other hosts
+        now that the jobs started after it last session come before it as claims; such
+        a session is made afresh. Its plan and the starts of the last session are
+        what the profile holds, as a session at ``now`` would hold them again (a job
+        started then holds from then what its claim holds from now on); so each new
+        job is decided on it as it would be after them."""
+        last = self.last
+        assert last is not None
+        session, changes, pending = last
+        profile = session.profile
+        claims = self.claims
+        if (
+            profile is None
+            or session.head is not None
+            or session.lazy is not None
+            or claims.changes != changes
+            or self.early
+            or self.replay.pending != pending + len(new)
+        ):
+            return None
+        claims.merged()
+        times = profile.times()
+        if claims.earliest() <= now or (len(times) > 1 and times[1] <= now):
+            return None
+        if len(self.kept) != pending:  # some job was not offered a plan
+            return None
+        estimates = self.estimates
+        for i, plan in self.kept.items():
+            if not estimates[i] > 0 or (plan is not None and plan[0] <= now):
+                return None  # planned afresh each session, or its plan is due
+        later: list[int] = []
+        if new:
+            order = self._pick_order()
+            later = order[len(order) - len(new) :]
+            if set(later) != set(new):
+                return None
+        session.resume(now)
+        return session, later
 
     def _capped(self, visit: _Visit) -> None:
         """The session's jobs in pick order until every queue has had its plans (or has
@@ -528,6 +607,20 @@ class _Session:
         # while nothing was held since (a hold drops it), for a fresh plan's candidate
         self.room_memo: tuple[float, float, IntArray | FloatArray] | None = None
         self.rows_memo: tuple[tuple[float, int, int], tuple[IntArray, FloatArray]] | None = None
+
+    def resume(self, now: float) -> None:
+        """Carry this session, its profile and what it holds, on to a session at
+        ``now`` (see :meth:`ArrayPlanning._kept_session` for when that is one made
+        afresh): what a fresh one would have found before its first new job."""
+        assert self.profile is not None
+        self.profile.advance(now)
+        self.now = now
+        self.base = self.planning.replay.space.free.astype(np.float64)
+        self.rises = _Spans()
+        self.moved = False
+        self.placed = None
+        self.room_memo = None
+        self.rows_memo = None
 
     # --- the profile ---------------------------------------------------------------
     def _profile(self) -> SlotProfile:

@@ -67,7 +67,10 @@ class SlotProfile(Protocol):
     above 0 (-inf: none); ``steps()`` is all hosts' slots together (the sum of ``at``)
     as a step function from now on; ``hold(start, end, hosts, slots)`` takes ``slots``
     on ``hosts`` (each once) over ``[start, end)`` (``now <= start < end``; an infinite
-    end holds for ever)."""
+    end holds for ever); ``advance(now)`` starts it at a later ``now`` when no change is
+    recorded after its start and at or before ``now`` and no rise at its start (else an
+    :class:`~xce.errors.InternalError`): every query from ``now`` on answers as before
+    and ``times()`` begins at ``now``."""
 
     def times(self) -> FloatArray: ...
 
@@ -80,6 +83,8 @@ class SlotProfile(Protocol):
     def steps(self) -> Steps: ...
 
     def hold(self, start: float, end: float, hosts: IndexArray, slots: FloatArray) -> None: ...
+
+    def advance(self, now: float) -> None: ...
 
 
 def slot_profile(
@@ -140,6 +145,15 @@ class ProfileSlots:
         self._tally(max(start, self.now), -total)
         if math.isfinite(end):
             self._tally(end, total)
+
+    def advance(self, now: float) -> None:
+        if bool((self._profile.latest_rise(SLOTS, self.now) >= self.now).any()):
+            raise InternalError(f"the profile of {self.now} cannot start at {now}")
+        self._profile.advance(now)
+        times, values = self._totals
+        self._totals = (np.concatenate(([now], times[1:])), values)
+        self.now = now
+        self._steps = None
 
     def _tally(self, at: float, change: float) -> None:
         """All hosts' slots together change by ``change`` from ``at`` on."""
@@ -252,6 +266,18 @@ class GridSlots:
             if last < self._rows:
                 grid[last, columns] |= 1
         self._line[first:last, 1] -= float(units.sum())
+        self._steps = None
+
+    def advance(self, now: float) -> None:
+        if (
+            not now >= self.now
+            or (self._rows > 1 and self._when[1] <= now)
+            or bool((self._grid[0, : self._columns] & 1).any())
+        ):
+            raise InternalError(f"the profile of {self.now} cannot start at {now}")
+        self.now = now
+        self._when[0] = now
+        self._line[0, 0] = now
         self._steps = None
 
     def _alike(self, hosts: IndexArray, units: IntArray) -> int | None:
