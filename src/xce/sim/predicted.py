@@ -92,12 +92,14 @@ class Predictions:
         run = self.runs.get(job.id)
         if run is None or not math.isclose(run[0] + run[2], now, rel_tol=0.0, abs_tol=1e-9):
             return None
-        start, said, _ = run
+        start, said, current = run
         limit = self._limit(job)
         # it is still running at its predicted end, so it has outlived it even when that
         # end is its start (a prediction of 0 s): never ask with elapsed 0, which
-        # ``raised`` reads as a job that has not run (and would leave 0: for ever)
-        ran = max(now - start, math.ulp(max(now - start, 1.0)))
+        # ``raised`` reads as a job that has not run (and would leave 0: for ever); and
+        # it has run the prediction in force, though ``now - start`` may round below it
+        # (1.0 + 0.4 - 1.0 is 0.3999...), which ``raised`` would read as not outlived
+        ran = max(now - start, current, math.ulp(max(now - start, 1.0)))
         asked = Asked(job.id, job.user, limit, None, job.queue, job.tasks or 1, ran)
         new = raised(said, asked)
         if new >= limit:
