@@ -106,17 +106,18 @@ class _Model:
         return max(rises, default=-math.inf)
 
 
-def _check(profile: Any, model: _Model) -> None:
+def _check(profile: Any, model: _Model, now: float = NOW) -> None:
+    """Every query of the contract from ``now`` on (its start, NOW unless it was
+    started later) answers as the model; its instants begin at ``now``."""
     hosts = range(len(model.base))
-    assert profile.times().tolist() == model.times()
-    probes = [*model.times(), 11.0, 13.0, 17.0, 40.0]
+    assert profile.times().tolist() == [now] + [t for t in model.times() if t > now]
     steps = profile.steps()
-    for t in probes:
+    assert steps.times[0] == now
+    for t in [now, *(t for t in [*model.times(), 11.0, 13.0, 17.0, 40.0] if t > now)]:
         assert profile.at(t).tolist() == [model.at(h, t) for h in hosts]
         assert profile.latest_rise(t).tolist() == [model.latest_rise(h, t) for h in hosts]
-        total = sum(model.at(h, t) for h in hosts)
         at = int(np.searchsorted(steps.times, t, side="right")) - 1
-        assert steps.values[at] == total
+        assert steps.values[at] == sum(model.at(h, t) for h in hosts)
         for length in (1.0, 3.0, 8.0, math.inf):
             got = profile.window(t, t + length).tolist()
             for h in hosts:
@@ -148,25 +149,6 @@ def test_grid_and_event_table_answer_as_the_model(case: dict[str, Any]) -> None:
         model.hold(start, end, hosts, slots)
         _check(grid, model)
         _check(table, model)
-
-
-def _check_from(profile: Any, model: _Model, now: float) -> None:
-    """:func:`_check` of a profile started at ``now`` (after NOW): its instants begin
-    at ``now``, and every query from ``now`` on answers as the model."""
-    hosts = range(len(model.base))
-    assert profile.times().tolist() == [now] + [t for t in model.times() if t > now]
-    steps = profile.steps()
-    assert steps.times[0] == now
-    for t in [now, *(t for t in [*model.times(), 13.0, 17.0, 40.0] if t > now)]:
-        assert profile.at(t).tolist() == [model.at(h, t) for h in hosts]
-        assert profile.latest_rise(t).tolist() == [model.latest_rise(h, t) for h in hosts]
-        at = int(np.searchsorted(steps.times, t, side="right")) - 1
-        assert steps.values[at] == sum(model.at(h, t) for h in hosts)
-        for length in (1.0, 3.0, 8.0, math.inf):
-            got = profile.window(t, t + length).tolist()
-            for h in hosts:
-                if model.at(h, t) > 0:
-                    assert got[h] == model.window(h, t, t + length), (h, t, length)
 
 
 @settings(max_examples=300, derandomize=True, database=None, deadline=None)
@@ -201,12 +183,12 @@ def test_a_profile_started_later_answers_as_before(case: dict[str, Any], share: 
             _check(profile, model)
             return
         profile.advance(later)
-        _check_from(profile, model, later)
+        _check(profile, model, later)
         on = np.array([0], dtype=np.intp)
         profile.hold(later, later + 2.0, on, np.array([1.0]))
     model.hold(later, later + 2.0, np.array([0], dtype=np.intp), np.array([1.0]))
     for profile in profiles:
-        _check_from(profile, model, later)
+        _check(profile, model, later)
 
 
 def test_the_grid_groups_hosts_alike_and_splits_them_on_a_hold() -> None:

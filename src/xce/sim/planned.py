@@ -321,8 +321,10 @@ class ArrayPlanning:
         the pending jobs are the last session's and the new ones, the new ones last in
         pick order; each earlier job was offered a plan, by a policy that keeps
         placements, and has an estimate above 0; no running job's estimated end is at or
-        before now; no plan starts at or before now; and the profile records no change
-        after the last session's start up to now. Then each earlier job decides as last
+        before now; and no plan starts at or before now. Then the profile records no
+        change after the last session's start up to now (its instants there are claims'
+        ends, plans' starts and the ends of holds that start later; ``advance`` checks
+        it). And each earlier job decides as last
         session: nothing it sees rose (no end gave room back; the free slots and the
         claims are the same; a claim ending from now on is at the same instant either
         way), so, its plan still ahead, it cannot start now and its plan is kept
@@ -343,14 +345,12 @@ class ArrayPlanning:
             profile is None
             or session.head is not None
             or session.lazy is not None
-            or claims.changes != changes
-            or self.early
+            or claims.changes != changes  # (every end counts: no end before its estimate)
             or self.replay.pending != pending + len(new)
         ):
             return None
         claims.merged()
-        times = profile.times()
-        if claims.earliest() <= now or (len(times) > 1 and times[1] <= now):
+        if claims.earliest() <= now:
             return None
         if len(self.kept) != pending:  # some job was not offered a plan
             return None
