@@ -6,7 +6,7 @@ session) never over-allocates."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from builders import ClusterBuilder
 from strategies import Scenario, scenarios
 from xce.alloc import Claim, ClaimRun, Dispatched, JobAllocation, Pending, PendReason
-from xce.cluster import ClusterState, HostStatus, Limit, PendingJob, Queue
+from xce.cluster import ClusterState, HostStatus, Limit, PendingJob, Queue, QueueEntry
+from xce.cluster.jobflow import parse_array, parse_dependency
 from xce.core import (
     Event,
     HostAdded,
@@ -135,6 +136,42 @@ def test_arrival_numbering_keeps_every_other_field() -> None:
     field list against PendingJob growing a field)."""
     job = PendingJob("x", "u", "q", "p", 2, 3, "rusage[mem=1]", 7.0, 9.0, 0, False, 11.0)
     assert _numbered(job, 5) == replace(job, order=5)
+
+
+def test_arrival_numbering_keeps_each_field_a_job_may_set() -> None:
+    """Each field of a pending job set alone (a QOS, a nice value, nodes, an accrue time
+    were once dropped for a job with no gate, reason or priority: a multifactor replay
+    lost them) survives the core's numbering; a field added later without a value here
+    fails this test, so it is not forgotten in ``_numbered`` either."""
+    base = PendingJob("x", "u", "q", "p", 2, 2, "", 7.0, 9.0, 0)
+    values: dict[str, object] = {
+        "tasks_given": False,
+        "requested_time": 11.0,
+        "reservation": "r",
+        "reason": "Priority",
+        "priority": 3.0,
+        "hold": True,
+        "begin_time": 50.0,
+        "dependency": parse_dependency("afterany:y"),
+        "name": "n",
+        "array": parse_array("1-3"),
+        "array_job": "rec",
+        "scheduler_start": 60.0,
+        "also_queues": (QueueEntry("other", None, ""),),
+        "entry_of": "x",
+        "qos": "urgent",
+        "nice": 5,
+        "nodes": 2,
+        "accrue_time": 3.0,
+    }
+    positional = {"id", "user", "queue", "project", "min_tasks", "max_tasks", "resreq"}
+    positional |= {"submit_time", "runtime", "order"}
+    for f in fields(PendingJob):
+        if f.name in positional:
+            continue
+        assert f.name in values, f"no value for PendingJob.{f.name}: add one here"
+        job = replace(base, **{f.name: values[f.name]})
+        assert _numbered(job, 5) == replace(job, order=5), f.name
 
 
 def test_a_claim_run_is_charged_like_its_claims() -> None:

@@ -189,8 +189,8 @@ def test_a_jsonl_job_without_runtime_names_the_line(tmp_path: Path) -> None:
     path.write_text('{"id": 1, "runtime": 5}\n\n{"id": "late", "tasks": 2}\n', encoding="utf-8")
     with pytest.raises(InputError, match="needs a runtime") as caught:
         load_jobs_file(path)
-    assert caught.value.path == "line 3"
-    assert str(path) in str(caught.value)
+    assert (caught.value.line, caught.value.path) == (3, "job")
+    assert f"{path}:3" in str(caught.value)
 
 
 JSONL_ERRORS = {

@@ -104,6 +104,8 @@ def priority_sections(draw: st.DrawFn) -> dict[str, Any]:
         "PriorityWeightAge": draw(st.sampled_from((0, 3, 1000))),
         "PriorityWeightFairshare": draw(st.sampled_from((0, 5, 10000))),
         "PriorityWeightJobSize": draw(st.sampled_from((0, 2, 1000))),
+        "PriorityWeightQOS": draw(st.sampled_from((0, 1000))),
+        "qos": {"normal": {"priority": 0}, "urgent": {"priority": 100}},
         "PriorityMaxAge": draw(st.sampled_from(("0-00:01:00", "0-00:05:00"))),
         "PriorityDecayHalfLife": draw(st.sampled_from(("0-00:01:00", "0-01:00:00"))),
         "PriorityFavorSmall": draw(st.sampled_from(("YES", "NO"))),
@@ -131,7 +133,8 @@ def priority_cases(draw: st.DrawFn) -> Case:
     """1-40 slot-only jobs of four users on 1-6 hosts, in 1-3 queues of one or two
     priorities under multifactor (two settings), lsf-fairshare, fcfs, strict or
     fairshare; submissions and ends at shared instants, zero-second jobs, estimates
-    shorter than runtimes, jobs wider than the cluster."""
+    shorter than runtimes, jobs wider than the cluster; jobs with a QOS, a nice value,
+    nodes or an accrue time of their own."""
     hosts = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=6)))
     total = sum(hosts)
     names = QUEUES[: draw(st.integers(1, 3))]
@@ -155,6 +158,11 @@ def priority_cases(draw: st.DrawFn) -> Case:
             queue=draw(st.sampled_from(names)),
             project=draw(st.sampled_from((*ACCOUNTS, "default"))),
             requested_time=draw(st.sampled_from(ESTIMATES)),
+            # a jobs file's multifactor inputs (tests/test_sim_gates.py)
+            qos=draw(st.sampled_from((None, None, "normal", "urgent"))),
+            nice=draw(st.sampled_from((0, 0, 0, 40, -3))),
+            nodes=draw(st.sampled_from((None, None, 1, 3))),
+            accrue_time=draw(st.sampled_from((None, None, None, 0.0, 15.0, -400.0))),
         )
         for j in range(draw(st.integers(1, 40)))
     )

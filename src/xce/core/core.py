@@ -657,8 +657,9 @@ def _attribute_kind(value: object) -> ResourceKind:
 
 def _numbered(job: PendingJob, order: int) -> PendingJob:
     """``job`` with its arrival number (``dataclasses.replace`` without its per-call cost
-    for the common job; one with a reservation, a gate, an imported reason or priority
-    keeps them all)."""
+    for the common job; one with a reservation, a gate, an imported reason or priority,
+    a multifactor input or a session's entry keeps them all: tests/test_core_events.py
+    sets each field of a pending job in turn)."""
     if (
         job.gated
         or job.reservation is not None
@@ -667,6 +668,11 @@ def _numbered(job: PendingJob, order: int) -> PendingJob:
         or job.name is not None
         or job.array_job is not None
         or job.scheduler_start is not None
+        or job.entry_of is not None
+        or job.qos is not None
+        or job.nice != 0
+        or job.nodes is not None
+        or job.accrue_time is not None
     ):
         return replace(job, order=order)
     return PendingJob(

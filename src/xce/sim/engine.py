@@ -38,6 +38,12 @@ never hold. Each update counts as freeing resources (a full session follows), an
 ``after:X+M`` item holds at an event of its own (a *wake*), so the shortcuts above stay
 exact: a gate never opens between two events.
 
+**Begin times and holds** (a jobs file's ``begin_time`` and ``hold``, as a state
+file's: :mod:`xce.core.gates`): the core holds a job until its begin time, planning it
+no earlier; the instant it comes is an event of its own that counts as freeing
+resources (a full session follows), so the shortcuts above stay exact. Nothing in a
+replay releases a held job: it pends ``HELD`` to the end and is reported never started.
+
 **Never silently wrong**: a job that no state of the cluster could ever run is reported
 as unrunnable (:meth:`Simulation.triage`), not looped over; a job still pending when
 nothing is left to happen is reported as never started, with its last pend reason;
@@ -116,7 +122,7 @@ __all__ = [
 
 SlotArray = npt.NDArray[np.int64]
 
-_FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE = 0, 1, 2, 3, 4
+_FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE, _BEGIN = 0, 1, 2, 3, 4, 5
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 
@@ -252,6 +258,24 @@ class Simulation:
         self._timeline = Timeline(0, [], [], [])
         self._step_count = 0
         self._check_requirements()
+        self._check_qos()
+
+    def _check_qos(self) -> None:
+        """Every job's QOS is one the cluster's priority section names (when it names
+        any), as a state file's job's must be: else the multifactor factor would read
+        it as 0 without a word."""
+        setup = self.core.state.priority
+        known = setup.qos if setup is not None else {}
+        if not known:
+            return
+        for job in self.jobs:
+            if job.qos is not None and job.qos not in known:
+                raise InputError(
+                    f"workload: job {clip(job.id)!r}: unknown QOS {clip(job.qos)!r} (the "
+                    f"cluster's priority.qos has {', '.join(sorted(known))})",
+                    source=job.source,
+                    line=job.line,
+                )
 
     def _check_ids(self) -> None:
         seen: dict[str, SimJob] = {}
@@ -493,6 +517,8 @@ class Simulation:
             elif kind == _WAKE:
                 assert self.flow is not None
                 self._apply_flow(self.flow.wake(job_id, now))
+            elif kind == _BEGIN:
+                self._freed = True  # its begin time came: a full session decides it
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
@@ -553,7 +579,7 @@ class Simulation:
                 self._ended += 1
                 self._apply_flow(changes)
                 return
-            pending = _waiting(pending, view)
+            pending = _waiting(pending, view, job.hold)
         core = self.core
         if self._predictions is not None:
             predicted = self._predictions.submitted(pending)
@@ -562,6 +588,8 @@ class Simulation:
             else:
                 pending = predicted
         core.apply(JobSubmitted(pending))
+        if job.begin_time is not None and job.begin_time > self._now:
+            self._push(job.begin_time, _BEGIN, job.id)  # a gate opens then (module docstring)
         numbered = core.pending(job.id)
         assert numbered is not None
         self._new.append(numbered)  # with its arrival number: sessions order by it
@@ -610,11 +638,12 @@ class Simulation:
         """Tell the core (and a shadow core) what a pending job still waits for; a full
         session follows (the shortcuts may not assume it still pends)."""
         cores = [self.core] + ([self._shadow.core] if self._shadow is not None else [])
+        held = self.jobs[self._index[job_id]].hold  # (its jobs file's hold stays)
         for core in cores:
             current = core.pending(job_id)
             if current is None:
                 raise InternalError(f"job {job_id}: its dependency changed, but it is not pending")
-            core.apply(JobUpdated(_waiting(current, view)))
+            core.apply(JobUpdated(_waiting(current, view, held)))
         updated = self.core.pending(job_id)
         assert updated is not None
         self._queued[updated.queue][job_id] = updated
@@ -1154,11 +1183,13 @@ def _pickers(
     return mine, picker.name
 
 
-def _waiting(job: PendingJob, view: View) -> PendingJob:
-    """``job`` as the core sees it while it waits for other jobs (xce.sim.flow)."""
-    if view.dependency is None and not view.hold and job.dependency is None and not job.hold:
+def _waiting(job: PendingJob, view: View, held: bool) -> PendingJob:
+    """``job`` as the core sees it while it waits for other jobs (xce.sim.flow); held
+    if the replay holds it or its jobs file does (``held``)."""
+    hold = view.hold or held
+    if view.dependency is None and job.dependency is None and hold == job.hold:
         return job
-    return replace(job, dependency=view.dependency, hold=view.hold)
+    return replace(job, dependency=view.dependency, hold=hold)
 
 
 def _requirement_error(job: SimJob, err: InputError) -> InputError:

@@ -54,6 +54,17 @@ class SimJob:
     failed: bool = False
     preceding: str | None = None
     think: float = 0.0
+    # a jobs file's gates and priority inputs, as a state file's job has them (the core
+    # reads them: xce.core.gates, the priority and multifactor pickers): held (nothing in
+    # a replay releases it: it never starts), no start before ``begin_time``, the
+    # scheduler's priority, and the multifactor factors' QOS, nice, nodes and accrue time
+    hold: bool = False
+    begin_time: float | None = None
+    priority: float | None = None
+    qos: str | None = None
+    nice: int = 0
+    nodes: int | None = None
+    accrue_time: float | None = None
     # where the job was written (a jobs file, its line), for errors found later
     source: str | None = field(default=None, compare=False, repr=False)
     line: int | None = field(default=None, compare=False, repr=False)
@@ -461,4 +472,29 @@ def pending_job(job: SimJob, order: int = 0) -> PendingJob:
         requested_time=job.requested_time,
     )
     # its dependency is the replay's to tell (xce.sim.flow); its name, for singleton
-    return pending if job.name is None else replace(pending, name=job.name)
+    if job.name is None and not _gated_or_weighed(job):
+        return pending
+    return replace(
+        pending,
+        name=job.name,
+        hold=job.hold,
+        begin_time=job.begin_time,
+        priority=job.priority,
+        qos=job.qos,
+        nice=job.nice,
+        nodes=job.nodes,
+        accrue_time=job.accrue_time,
+    )
+
+
+def _gated_or_weighed(job: SimJob) -> bool:
+    """Whether ``job`` has a gate or a priority input of a state file's job."""
+    return (
+        job.hold
+        or job.begin_time is not None
+        or job.priority is not None
+        or job.qos is not None
+        or job.nice != 0
+        or job.nodes is not None
+        or job.accrue_time is not None
+    )

@@ -5,7 +5,8 @@ A replay is *plain* when every job asks for slots alone (a fixed task count; no 
 ``order[]``, ``rusage``, ``span``, ``same``, affinity or compute units: one primary of one
 alternative) and nothing but free slots can keep a job out: no limits, no advance
 reservations, no job waiting for another (no
-dependency, no SWF feedback: :mod:`xce.sim.flow`), builtin allocator plugins only,
+dependency, no SWF feedback: :mod:`xce.sim.flow`) nor at a gate (no hold, no begin
+time: the core's :mod:`xce.core.gates` decide them), builtin allocator plugins only,
 sessions at every event time (no ``interval``), and every queue's picker declares
 ``monotone_in_session`` (it offers jobs first come, first served) or offers its own
 order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``) or
@@ -106,6 +107,8 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
     if options.predictor is not None:  # predictions move plans (xce.sim.predicted)
         return None
     if sim.flow is not None:  # jobs wait for other jobs (xce.sim.flow): not plain
+        return None
+    if any(j.hold or j.begin_time is not None for j in sim.jobs):  # gates: the core's
         return None
     if options.allocators or not sim.allocators.builtin_only():
         return None

@@ -5,7 +5,10 @@ A jobs file is the ``jobs`` list of a state file (design §4) where every job al
 or one job object per line in JSONL. Errors name the file, the path and the line. A job's
 ``dependency`` (Slurm's syntax) and ``name`` are a state file's; ``failed: true`` (a
 jobs file's own key, :mod:`xce.sim.jobkeys`) says it ends unsuccessfully (issue 28:
-:mod:`xce.sim.flow`).
+:mod:`xce.sim.flow`). Its gates and priority inputs (``hold``, ``begin_time``,
+``priority``, ``qos``, ``nice``, ``nodes``, ``accrue_time``) are kept for the core to
+honour; what a replay cannot model (a range of task counts, an array record, further
+queues, a reservation) is refused at its key, never dropped (docs/simulation.md).
 
 Every requirement is parsed, and its task counts bound, when the file is loaded: a bad
 one is an error at its line, with a caret under the column. Given the cluster's catalog,
@@ -123,8 +126,11 @@ def _sim_job(
             source=source,
             path=f"{where}.reservation",
         )
+    _refuse_unreplayed(job, source, where)
     for name, value in (
         ("submit_time", job.submit_time),
+        ("begin_time", job.begin_time),
+        ("accrue_time", job.accrue_time),
         ("runtime", job.runtime),
         ("requested_time", job.requested_time),
     ):
@@ -147,9 +153,45 @@ def _sim_job(
         dependency=job.dependency,
         name=job.name,
         failed=failed,
+        hold=job.hold,
+        begin_time=job.begin_time,
+        priority=job.priority,
+        qos=job.qos,
+        nice=job.nice,
+        nodes=job.nodes,
+        accrue_time=job.accrue_time,
         source=source,
         line=line,
     )
+
+
+def _refuse_unreplayed(job: PendingJob, source: str, where: str) -> None:
+    """Refuse, rather than drop, what a state file's job may say and a replay cannot
+    model: a range of task counts (the replay runs a job on one count, and its runtime is
+    for that count), an array record (a replay's jobs are single jobs: its tasks are
+    jobs of their own), further queues (a replay's job is in one queue)."""
+    refused: tuple[str, str] | None = None
+    if job.tasks_given and job.min_tasks != job.max_tasks:
+        refused = (
+            "max_tasks",
+            f"asks for {job.min_tasks} to {job.max_tasks} tasks, but a replay runs a job on "
+            "one task count (its runtime is for that count): give tasks: N",
+        )
+    elif job.array is not None:
+        refused = (
+            "array",
+            f"is an array record (array: {clip(job.array.text())}), but a replay's jobs are "
+            "single jobs: give each task as a job of its own",
+        )
+    elif job.also_queues:
+        refused = (
+            "also_queues",
+            "may run in further queues (also_queues), but a replay puts each job in one "
+            "queue: give it only its queue",
+        )
+    if refused is not None:
+        key, why = refused
+        raise InputError(f"job {clip(job.id)!r} {why}", source=source, path=f"{where}.{key}")
 
 
 def load_jobs_file(
@@ -196,7 +238,17 @@ def _at_job(err: InputError, index: int, text: str, written: str, count: int) ->
     lines = _lines_of_jobs(text, count)  # slow (PyYAML): only for an error
     line = lines[index] if lines else None
     shown = written.split("\n")[line - 1] if line else None
-    return err.located(line=line, text=shown)
+    return err.located(line=line, column=_key_column(shown, err.path), text=shown)
+
+
+def _key_column(shown: str | None, path: str | None) -> int | None:
+    """The 1-based column of the key ``path`` ends in (``jobs[1].array``: ``array``) in
+    the line ``shown``, when the line writes it once (a job on one line); else None."""
+    if shown is None or path is None or "." not in path:
+        return None
+    key = path.rsplit(".", 1)[1]
+    found = [m.start() for m in re.finditer(rf'(?<![\w-])"?{re.escape(key)}"?\s*:', shown)]
+    return found[0] + 1 if len(found) == 1 else None
 
 
 def _lines_of_jobs(text: str, count: int) -> list[int] | None:
@@ -226,7 +278,10 @@ def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
             state = state_from_dict({"jobs": [item]}, source, check_resreq=check)
         except InputError as err:
             raise _jsonl_error(err, line, item, number, source) from None
-        job = _sim_job(state.jobs[0], source, f"line {number}", number, failed)
+        try:
+            job = _sim_job(state.jobs[0], source, "jobs[0]", number, failed)
+        except InputError as err:
+            raise _jsonl_error(err, line, item, number, source) from None
         first = seen.setdefault(job.id, number)
         if first != number:
             raise InputError(
@@ -274,6 +329,8 @@ def _jsonl_error(err: InputError, line: str, item: object, number: int, source: 
         column = _column_in_line(line, item, err)
         if column is None:
             column, text = err.column, err.text
+    else:
+        column = _key_column(line, path)
     return InputError(err.message, source=source, path=path, line=number, column=column, text=text)
 
 
@@ -310,8 +367,9 @@ JOBS_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 def job_to_dict(job: SimJob) -> dict[str, Any]:
     """A job as an entry of a jobs file: the state-file job keys plus ``runtime`` and
     ``requested_time``; ``tasks`` left out when the requirement fixes it; ``dependency``,
-    ``name`` and ``failed`` only when set. (SWF feedback has no jobs-file key: a replay
-    of the file submits such a job at its submit time.)"""
+    ``name``, ``failed``, ``hold``, ``begin_time`` and the priority inputs only when
+    set. (SWF feedback has no jobs-file key: a replay of the file submits such a job at
+    its submit time.)"""
     entry: dict[str, Any] = {
         "id": int(job.id) if job.id.isdigit() and str(int(job.id)) == job.id else job.id,
         "user": job.user,
@@ -331,6 +389,21 @@ def job_to_dict(job: SimJob) -> dict[str, Any]:
         entry["name"] = job.name
     if job.failed:
         entry["failed"] = True
+    if job.hold:
+        entry["hold"] = True
+    for key, value in (
+        ("begin_time", job.begin_time),
+        ("priority", job.priority),
+        ("accrue_time", job.accrue_time),
+    ):
+        if value is not None:
+            entry[key] = _number(value)
+    if job.qos is not None:
+        entry["qos"] = job.qos
+    if job.nice:
+        entry["nice"] = job.nice
+    if job.nodes is not None:
+        entry["nodes"] = job.nodes
     return entry
 
 
