@@ -100,6 +100,7 @@ from xce.core.pickers import (
 )
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import PreemptorRegistry, default_preemptors
+from xce.sim.checks import check_against, check_workload
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
 from xce.sim.model import HostIndices, RecordTable, SimJob, Timeline, pending_job
@@ -151,7 +152,7 @@ class Simulation:
             if self.options.single_queue
             else list(jobs)
         )
-        self._check_ids()
+        check_workload(self.jobs)
         # who waits for whom (xce.sim.flow); None: no job does
         self.flow, flow_warnings = check_flow(self.jobs)
         empty = replace(cluster, jobs=())
@@ -257,63 +258,7 @@ class Simulation:
         self._initial: list[RunningJob] = []
         self._timeline = Timeline(0, [], [], [])
         self._step_count = 0
-        self._check_requirements()
-        self._check_qos()
-
-    def _check_qos(self) -> None:
-        """Every job's QOS is one the cluster's priority section names (when it names
-        any), as a state file's job's must be: else the multifactor factor would read
-        it as 0 without a word."""
-        setup = self.core.state.priority
-        known = setup.qos if setup is not None else {}
-        if not known:
-            return
-        for job in self.jobs:
-            if job.qos is not None and job.qos not in known:
-                raise InputError(
-                    f"workload: job {clip(job.id)!r}: unknown QOS {clip(job.qos)!r} (the "
-                    f"cluster's priority.qos has {', '.join(sorted(known))})",
-                    source=job.source,
-                    line=job.line,
-                )
-
-    def _check_ids(self) -> None:
-        seen: dict[str, SimJob] = {}
-        for job in self.jobs:
-            first = seen.setdefault(job.id, job)
-            if first is not job:
-                also = f" (also line {first.line})" if first.line is not None else ""
-                raise InputError(
-                    f"workload: job id {clip(job.id)!r} appears twice{also}",
-                    source=job.source,
-                    line=job.line,
-                )
-            if not (math.isfinite(job.submit) and math.isfinite(job.runtime) and job.runtime >= 0):
-                raise InputError(
-                    f"workload: job {clip(job.id)!r} needs a finite submit time and runtime",
-                    source=job.source,
-                    line=job.line,
-                )
-
-    def _check_requirements(self) -> None:
-        """Every job's requirement against the cluster's catalog, before the replay (a
-        bad one was found only when the replay reached it: issue 10). The error names
-        the job's file and line when it came from one; the caret is under the column of
-        the requirement."""
-        checked: set[tuple[str, int | None]] = set()
-        catalog = self.core.catalog
-        for job in self.jobs:
-            key = (job.resreq, job.tasks)
-            if not job.resreq or key in checked:
-                continue
-            try:
-                job_request(pending_job(job), catalog)
-            except InputError as err:
-                raise _requirement_error(job, err) from None
-            except RecursionError:
-                message = "the requirement nests too deeply to check"
-                raise _requirement_error(job, InputError(message)) from None
-            checked.add(key)
+        check_against(self.jobs, self.core.catalog, self.core.state.priority)
 
     def _caveats(self) -> list[str]:
         """What the user should know of this replay's inputs (xce.sim.caveats)."""
@@ -1190,18 +1135,6 @@ def _waiting(job: PendingJob, view: View, held: bool) -> PendingJob:
     if view.dependency is None and job.dependency is None and hold == job.hold:
         return job
     return replace(job, dependency=view.dependency, hold=hold)
-
-
-def _requirement_error(job: SimJob, err: InputError) -> InputError:
-    """``err`` about ``job``'s requirement, at the job's file and line; the requirement
-    is quoted with a caret under the column (the column is into the requirement, not the
-    line, so it is drawn in the message)."""
-    message = f"job {clip(job.id)!r}: resreq: {err.message}"
-    if err.column is not None and job.line is not None:
-        shown = InputError("", column=err.column, text=job.resreq).context()
-        message = f"{message}\n{shown}"
-        return InputError(message, source=job.source, line=job.line)
-    return InputError(message, source=job.source, column=err.column, text=job.resreq)
 
 
 def _check_interval(interval: float | None) -> None:
