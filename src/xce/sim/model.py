@@ -15,6 +15,7 @@ from xce.cluster.state import PendingJob
 
 __all__ = [
     "BSLD_TAU",
+    "KEPT_FOR_THE_CORE",
     "HostColumn",
     "JobRecord",
     "RecordTable",
@@ -472,29 +473,20 @@ def pending_job(job: SimJob, order: int = 0) -> PendingJob:
         requested_time=job.requested_time,
     )
     # its dependency is the replay's to tell (xce.sim.flow); its name, for singleton
-    if job.name is None and not _gated_or_weighed(job):
+    given = {f: getattr(job, f) for f, default in KEPT_FOR_THE_CORE if getattr(job, f) != default}
+    if job.name is None and not given:
         return pending
-    return replace(
-        pending,
-        name=job.name,
-        hold=job.hold,
-        begin_time=job.begin_time,
-        priority=job.priority,
-        qos=job.qos,
-        nice=job.nice,
-        nodes=job.nodes,
-        accrue_time=job.accrue_time,
-    )
+    return replace(pending, name=job.name, **given)
 
 
-def _gated_or_weighed(job: SimJob) -> bool:
-    """Whether ``job`` has a gate or a priority input of a state file's job."""
-    return (
-        job.hold
-        or job.begin_time is not None
-        or job.priority is not None
-        or job.qos is not None
-        or job.nice != 0
-        or job.nodes is not None
-        or job.accrue_time is not None
-    )
+KEPT_FOR_THE_CORE: tuple[tuple[str, object], ...] = (
+    ("hold", False),
+    ("begin_time", None),
+    ("priority", None),
+    ("qos", None),
+    ("nice", 0),
+    ("nodes", None),
+    ("accrue_time", None),
+)
+"""A jobs file's gates and priority inputs, with their defaults: fields of the same name
+in :class:`SimJob` and :class:`~xce.cluster.PendingJob`, handed on as they are."""

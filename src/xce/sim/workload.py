@@ -39,7 +39,7 @@ from xce.inputs import read_input_text
 from xce.sim.files import SYNTHETIC
 from xce.sim.flow import FlowError, check_flow
 from xce.sim.jobkeys import as_written, take_failed, take_failed_item
-from xce.sim.model import SimJob
+from xce.sim.model import KEPT_FOR_THE_CORE, SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
 if TYPE_CHECKING:
@@ -153,15 +153,9 @@ def _sim_job(
         dependency=job.dependency,
         name=job.name,
         failed=failed,
-        hold=job.hold,
-        begin_time=job.begin_time,
-        priority=job.priority,
-        qos=job.qos,
-        nice=job.nice,
-        nodes=job.nodes,
-        accrue_time=job.accrue_time,
         source=source,
         line=line,
+        **{f: getattr(job, f) for f, _ in KEPT_FOR_THE_CORE},
     )
 
 
