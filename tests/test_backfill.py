@@ -298,6 +298,25 @@ def test_a_job_without_estimate_never_backfills_ahead_of_a_reservation(
 
 
 @pytest.mark.parametrize("policy", POLICIES)
+def test_a_job_no_instant_has_room_for_takes_easys_one_offer(policy: str) -> None:
+    """docs/backfill.md ("Which jobs are planned"): wide (3 tasks) fits only with the
+    closed h2, so no instant has room for it: it pends with no plan. Under easy it was
+    the job offered the queue's one reservation, so next (2 tasks, which fits once r1
+    ends at 100) gets none; under conservative next is planned at 100."""
+    b = ClusterBuilder().host("h0", 1).host("h1", 1).host("h2", 1, status="closed")
+    b.at(0).backfill(policy).queue("normal")
+    b.running("r1", {"h0": 1}, requested_time=100, start_time=0)
+    b.job("wide", 3, requested_time=10)
+    b.job("next", 2, requested_time=10)
+    got = run(b.build())
+    assert pending(got["wide"], PendReason.NOT_ENOUGH_SLOTS).plan is None
+    if policy == "easy":
+        assert pending(got["next"]).plan is None
+    else:
+        assert planned(got["next"]) == (100, [0, 1])
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_a_running_job_past_its_estimate_ends_now_but_keeps_its_hosts(policy: str) -> None:
     """issue 12 acceptance: a running job past its estimate counts as ending now for
     planning, but nothing starts on its hosts.
