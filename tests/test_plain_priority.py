@@ -163,6 +163,7 @@ def priority_cases(draw: st.DrawFn) -> Case:
             nice=draw(st.sampled_from((0, 0, 0, 40, -3))),
             nodes=draw(st.sampled_from((None, None, 1, 3))),
             accrue_time=draw(st.sampled_from((None, None, None, 0.0, 15.0, -400.0))),
+            begin_time=draw(st.sampled_from((None, None, None, 0.0))),  # by its submission
         )
         for j in range(draw(st.integers(1, 40)))
     )

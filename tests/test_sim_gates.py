@@ -12,6 +12,7 @@ record, further queues. Informational keys the core does not read either (``reas
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,20 @@ def test_what_a_replay_cannot_model_is_refused_at_its_key(
     assert said in info.value.message
 
 
+def test_a_refused_key_in_block_style_yaml_is_shown_at_its_own_line(tmp_path: Path) -> None:
+    """A job written over several lines: the error is at the key's line and column, not
+    the job's first line (found by review)."""
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        'jobs:\n  - id: 1\n    runtime: 5\n  - id: 2\n    runtime: 5\n    array: "1-3"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        load_jobs_file(path)
+    assert (info.value.path, info.value.line, info.value.column) == ("jobs[1].array", 6, 5)
+    assert info.value.text == '    array: "1-3"'
+
+
 def test_a_refused_key_exits_2_naming_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "w.jsonl"
     path.write_text(
@@ -111,6 +126,40 @@ def test_informational_keys_are_accepted(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [j.id for j in load_jobs_file(path)] == ["1"]
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_an_unknown_qos_is_an_error_at_its_key_when_the_file_is_read(
+    tmp_path: Path, suffix: str
+) -> None:
+    """Given the cluster's QOS names (``xce simulate --cluster`` gives them), the loader
+    checks each job's as a state file's: at the key, with a caret, exit 2."""
+    path = tmp_path / f"w{suffix}"
+    write_jobs_file([SimJob("a", 0.0, 5.0, 1), SimJob("b", 0.0, 5.0, 1, qos="gold")], path)
+    with pytest.raises(InputError) as info:
+        load_jobs_file(path, qos={"normal", "urgent"})
+    assert info.value.line == {".yaml": 3, ".json": 3, ".jsonl": 2}[suffix]  # b's line
+    assert info.value.column is not None
+    assert "unknown QOS 'gold'" in info.value.message
+    assert [j.qos for j in load_jobs_file(path)] == [None, "gold"]  # no names: any QOS
+    cluster = tmp_path / "site.yaml"
+    data = _site_data()
+    cluster.write_text(json.dumps(data), encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        [
+            "simulate",
+            "--cluster",
+            str(cluster),
+            "--workload",
+            str(path),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert f"{path}:{info.value.line}:{info.value.column}" in result.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_an_unknown_qos_is_an_error_naming_the_job_and_its_line(tmp_path: Path) -> None:
@@ -216,6 +265,8 @@ def test_the_plain_replay_leaves_gated_jobs_to_the_core() -> None:
     assert isinstance(plain_replay(Simulation(state, jobs, SimOptions())), PlainReplay)
     for gated in (SimJob("c", 0.0, 1.0, 1, begin_time=5.0), SimJob("c", 0.0, 1.0, 1, hold=True)):
         assert plain_replay(Simulation(state, [*jobs, gated], SimOptions())) is None
+    begun = SimJob("c", 5.0, 1.0, 1, begin_time=5.0)  # a capture's: no later than its submission
+    assert isinstance(plain_replay(Simulation(state, [*jobs, begun], SimOptions())), PlainReplay)
 
 
 # --- holds ------------------------------------------------------------------------------
@@ -259,6 +310,10 @@ def test_the_priority_picker_reads_each_jobs_priority() -> None:
 
 
 def _site() -> ClusterState:
+    return state_from_dict(_site_data(), "<site>")
+
+
+def _site_data() -> dict[str, Any]:
     data = ClusterBuilder().host("h0", 1).picker("multifactor").to_dict()
     data["priority"] = {
         "PriorityWeightAge": 1000,
@@ -268,7 +323,7 @@ def _site() -> ClusterState:
         "default_qos": "normal",
         "usage_time": 0,
     }
-    return state_from_dict(data, "<site>")
+    return data
 
 
 @pytest.mark.parametrize("plain", [True, False])

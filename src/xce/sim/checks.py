@@ -13,7 +13,7 @@ Errors name the job's file (``SimJob.source``) and, where it is known (JSONL), i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from xce.cluster import ResourceCatalog
 from xce.core import job_request
@@ -21,7 +21,7 @@ from xce.errors import InputError, clip
 from xce.priority.setup import PrioritySetup
 from xce.sim.model import SimJob, pending_job
 
-__all__ = ["check_against", "check_workload"]
+__all__ = ["check_against", "check_workload", "qos_problem"]
 
 
 def check_workload(jobs: Sequence[SimJob]) -> None:
@@ -65,16 +65,20 @@ def check_against(
             raise _requirement_error(job, InputError(message)) from None
         checked.add(key)
     known = priority.qos if priority is not None else {}
-    if not known:
-        return
     for job in jobs:
-        if job.qos is not None and job.qos not in known:
-            raise InputError(
-                f"workload: job {clip(job.id)!r}: unknown QOS {clip(job.qos)!r} (the "
-                f"cluster's priority.qos has {', '.join(sorted(known))})",
-                source=job.source,
-                line=job.line,
-            )
+        problem = qos_problem(job, known)
+        if problem is not None:
+            raise InputError(f"workload: {problem}", source=job.source, line=job.line)
+
+
+def qos_problem(job: SimJob, known: Collection[str]) -> str | None:
+    """What is wrong with ``job``'s QOS, given the cluster's QOS names ``known`` (none:
+    any QOS is taken, as a state file without them takes it): None when nothing."""
+    if job.qos is None or not known or job.qos in known:
+        return None
+    names = ", ".join(sorted(known))
+    quoted = f"job {clip(job.id)!r}: unknown QOS {clip(job.qos)!r}"
+    return f"{quoted} (the cluster's priority.qos has {names})"
 
 
 def _requirement_error(job: SimJob, err: InputError) -> InputError:

@@ -90,6 +90,7 @@ from xce.core import (
     job_request,
 )
 from xce.core.pickers import (
+    ClockedPicker,
     JobPicker,
     PickerRegistry,
     PickerTraits,
@@ -249,6 +250,8 @@ class Simulation:
         self._traits: dict[str, PickerTraits] = {}  # by queue
         self._one_level: tuple[int, bool] | None = None
         self._all_monotone: tuple[int, bool] | None = None  # see _incremental
+        # (queues seen, whether one's picker is a ClockedPicker): see _work_out_quiet
+        self._clocked: tuple[int, bool] | None = None
         self.stats = SimStats()
         # known before the run (xce.sim.caveats, xce.sim.flow)
         self.warnings = self._caveats() + flow_warnings
@@ -757,10 +760,22 @@ class Simulation:
         return self._quiet
 
     def _work_out_quiet(self) -> float:
+        core = self.core
+        seen = len(self._queues_seen)  # queues only ever join this set
+        if self._clocked is None or self._clocked[0] != seen:
+            registry = self._registry
+            self._clocked = (
+                seen,
+                any(
+                    isinstance(registry.get(core.picker_name(q)), ClockedPicker)
+                    for q in self._queues_seen
+                ),
+            )
+        if self._clocked[1]:
+            return -math.inf  # a picker's order moves with time alone (xce.sim.idle)
         last = self._last_planned
         if last is None:
             return math.inf  # the last session read no time
-        core = self.core
         if core.reservations or self._volatile:
             return -math.inf
         policies = {core.backfill_for(q) for q in self._queues_seen}

@@ -14,8 +14,15 @@ Why an idle session decides as the last one, at ``t0``, did (each point is check
 
 - The state is the one the last session saw: nothing was submitted, ended or preempted
   since, and it started nothing; no advance reservation exists (its window opens and
-  closes with time alone). A replay's jobs wait at no gate (begin time, dependency:
-  :class:`~xce.sim.model.SimJob` has none), so none opens with time.
+  closes with time alone). A gate that opens with time alone (a jobs file's begin time,
+  an ``after:X+M`` dependency) opens at an event of its own, which makes the next
+  session not idle.
+- No queue's picker orders by the session's time (a
+  :class:`~xce.core.pickers.ClockedPicker`: ``multifactor``'s age, which starts at a
+  job's accrue or begin time and stops at ``PriorityMaxAge``, and its decayed usage,
+  ``lsf-fairshare``'s): under one, two sessions with nothing between can order the
+  queue differently, and a different order gives the reservation to another job, or
+  reaches a job a blocked pick left untried. Such a replay has no idle session.
 - A session that does not plan reads no time: pickers see the state, the allocator the
   books. It decides the same at any later time (:func:`quiet_until` is ``inf``).
 - A session that plans (backfill) reads the time through its planner. At ``t1 > t0``

@@ -6,10 +6,10 @@ A replay is *plain* when every job asks for slots alone (a fixed task count; no 
 alternative) and nothing but free slots can keep a job out: no limits, no advance
 reservations, no job waiting for another (no
 dependency, no SWF feedback: :mod:`xce.sim.flow`) nor at a gate (no hold, no begin
-time: the core's :mod:`xce.core.gates` decide them), builtin allocator plugins only,
-sessions at every event time (no ``interval``), and every queue's picker declares
-``monotone_in_session`` (it offers jobs first come, first served) or offers its own
-order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``) or
+time after the job's submission: the core's :mod:`xce.core.gates` decide them), builtin
+allocator plugins only, sessions at every event time (no ``interval``), and every
+queue's picker declares ``monotone_in_session`` (it offers jobs first come, first
+served) or offers its own order through :class:`~xce.core.pickers.PlainOrder` (``fairshare``) or
 :class:`~xce.core.pickers.ClockedPlainOrder` (``multifactor``, ``lsf-fairshare``: the
 replay then keeps a copy of the state's usage books and charges them as the core does;
 not with a policy that plans or a queue that preempts). The engine asks the
@@ -108,8 +108,8 @@ def plain_replay(sim: Simulation) -> PlainReplay | None:
         return None
     if sim.flow is not None:  # jobs wait for other jobs (xce.sim.flow): not plain
         return None
-    if any(j.hold or j.begin_time is not None for j in sim.jobs):  # gates: the core's
-        return None
+    if any(j.hold or (j.begin_time is not None and j.begin_time > j.submit) for j in sim.jobs):
+        return None  # a gate (xce.core.gates) that can close: the core decides those
     if options.allocators or not sim.allocators.builtin_only():
         return None
     core = sim.core

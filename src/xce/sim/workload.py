@@ -24,7 +24,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from xce.cluster import (
@@ -36,6 +36,7 @@ from xce.cluster import (
 )
 from xce.errors import InputError, clip
 from xce.inputs import read_input_text
+from xce.sim.checks import qos_problem
 from xce.sim.files import SYNTHETIC
 from xce.sim.flow import FlowError, check_flow
 from xce.sim.jobkeys import as_written, take_failed, take_failed_item
@@ -102,7 +103,9 @@ def replay_jobs(
     if is_swf(spec):
         jobs, trace = load_workload(spec, **options)
     else:  # a jobs file: requirements checked against the cluster's names at load
-        jobs, trace = load_jobs_file(spec, catalog=cluster.catalog if cluster else None), None
+        catalog = cluster.catalog if cluster is not None else None
+        known = cluster.priority.qos if cluster is not None and cluster.priority else {}
+        jobs, trace = load_jobs_file(spec, catalog=catalog, qos=known), None
     if limit is not None and trace is None:
         jobs = jobs[:limit]
     return jobs, trace
@@ -159,6 +162,13 @@ def _sim_job(
     )
 
 
+def _check_qos(job: SimJob, known: Collection[str], source: str, where: str) -> None:
+    """``job``'s QOS is one of the cluster's (``known``; none: any), at ``where.qos``."""
+    problem = qos_problem(job, known)
+    if problem is not None:
+        raise InputError(problem, source=source, path=f"{where}.qos")
+
+
 def _refuse_unreplayed(job: PendingJob, source: str, where: str) -> None:
     """Refuse, rather than drop, what a state file's job may say and a replay cannot
     model: a range of task counts (the replay runs a job on one count, and its runtime is
@@ -189,11 +199,15 @@ def _refuse_unreplayed(job: PendingJob, source: str, where: str) -> None:
 
 
 def load_jobs_file(
-    path: str | os.PathLike[str], *, catalog: ResourceCatalog | None = None
+    path: str | os.PathLike[str],
+    *,
+    catalog: ResourceCatalog | None = None,
+    qos: Collection[str] = (),
 ) -> list[SimJob]:
     """Jobs of a ``.yaml``/``.yml``/``.json``/``.jsonl`` jobs file, in file order. Every
-    requirement is checked here (against ``catalog`` too, when given), and a bad one is
-    an :class:`InputError` at its line and column."""
+    requirement is checked here (against ``catalog`` too, when given), and each QOS
+    against the cluster's names ``qos`` (none: any); a bad one is an :class:`InputError`
+    at its line and column."""
     source = os.fspath(path)
     if not source.endswith((".json", ".jsonl", ".yaml", ".yml")):
         raise InputError(
@@ -202,7 +216,7 @@ def load_jobs_file(
     text = read_input_text(source, compressed=False, what="jobs file")
     check = _load_check(catalog)
     if source.endswith(".jsonl"):
-        return _jsonl(text, source, check)
+        return _jsonl(text, source, check, qos)
     fmt: Literal["json", "yaml"] = "json" if source.endswith(".json") else "yaml"
     written, (text, failed) = text, take_failed(text, source)
     try:
@@ -216,6 +230,8 @@ def load_jobs_file(
             _sim_job(j, source, f"jobs[{i}]", failed=failed.get(i, False))
             for i, j in enumerate(state.jobs)
         ]
+        for i, job in enumerate(jobs):
+            _check_qos(job, qos, source, f"jobs[{i}]")
         check_flow(jobs)  # who waits for whom, now that the lines can still be told
     except FlowError as err:
         index = next(i for i, j in enumerate(jobs) if j is err.job)
@@ -228,11 +244,35 @@ def load_jobs_file(
 
 def _at_job(err: InputError, index: int, text: str, written: str, count: int) -> InputError:
     """``err`` at the line where job ``index`` starts (``text`` as read, ``written`` as
-    the file has it)."""
-    lines = _lines_of_jobs(text, count)  # slow (PyYAML): only for an error
-    line = lines[index] if lines else None
-    shown = written.split("\n")[line - 1] if line else None
-    return err.located(line=line, column=_key_column(shown, err.path), text=shown)
+    the file has it), or, when it names a key of the job (``jobs[1].array``), at that
+    key's line and column."""
+    nodes = _job_nodes(text, count)  # slow (PyYAML): only for an error
+    if nodes is None:
+        return err
+    node = nodes[index]
+    line, column = int(node.start_mark.line) + 1, None
+    key = err.path.rsplit(".", 1)[1] if err.path and "." in err.path else None
+    for name, _ in getattr(node, "value", []) if key is not None else []:
+        if getattr(name, "value", None) == key:
+            line, column = int(name.start_mark.line) + 1, int(name.start_mark.column) + 1
+            break
+    shown = written.split("\n")[line - 1]
+    return err.located(line=line, column=column, text=shown)
+
+
+def _job_nodes(text: str, count: int) -> list[Any] | None:
+    """The composed node of each of the ``count`` jobs (YAML composes JSON too); None if
+    they cannot be told."""
+    import yaml
+
+    try:
+        root = yaml.compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    for key, value in getattr(root, "value", []):
+        if getattr(key, "value", None) == "jobs" and len(value.value) == count:
+            return list(value.value)
+    return None
 
 
 def _key_column(shown: str | None, path: str | None) -> int | None:
@@ -245,22 +285,7 @@ def _key_column(shown: str | None, path: str | None) -> int | None:
     return found[0] + 1 if len(found) == 1 else None
 
 
-def _lines_of_jobs(text: str, count: int) -> list[int] | None:
-    """The 1-based line where each of the ``count`` jobs starts (YAML composes JSON too);
-    None if they cannot be told."""
-    import yaml
-
-    try:
-        root = yaml.compose(text)
-    except (yaml.YAMLError, RecursionError):
-        return None
-    for key, value in getattr(root, "value", []):
-        if getattr(key, "value", None) == "jobs" and len(value.value) == count:
-            return [int(node.start_mark.line) + 1 for node in value.value]
-    return None
-
-
-def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
+def _jsonl(text: str, source: str, check: RequirementCheck, qos: Collection[str]) -> list[SimJob]:
     jobs: list[SimJob] = []
     seen: dict[str, int] = {}  # job id -> its line
     for number, line in enumerate(text.split("\n"), start=1):
@@ -274,6 +299,7 @@ def _jsonl(text: str, source: str, check: RequirementCheck) -> list[SimJob]:
             raise _jsonl_error(err, line, item, number, source) from None
         try:
             job = _sim_job(state.jobs[0], source, "jobs[0]", number, failed)
+            _check_qos(job, qos, source, "jobs[0]")
         except InputError as err:
             raise _jsonl_error(err, line, item, number, source) from None
         first = seen.setdefault(job.id, number)
