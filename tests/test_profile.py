@@ -315,3 +315,16 @@ def test_holds_at_is_holds_of_one_start(
     function = Steps(np.array([0.0, *map(float, at)]), np.array(values))
     many = function.holds(np.array([float(start)]), duration, float(need))[0]
     assert function.holds_at(float(start), duration, float(need)) == bool(many)
+    # and as the step function read by brute force: over [start, start + duration), to
+    # the end when the duration is infinite, at the start alone when it is not above 0
+    # (a run of no duration: the planner's view of it is the start's; the screen once
+    # read it as for ever, and passed over starts that fit)
+    times = [0.0, *map(float, at)]
+    in_force = max(i for i, t in enumerate(times) if t <= start)
+    end = start + duration if duration > 0 else start
+    seen = [values[in_force]] + [
+        v
+        for t, v in zip(times, values, strict=True)
+        if start < t and (t < end or duration == math.inf)
+    ]
+    assert bool(many) == (min(seen) >= need)

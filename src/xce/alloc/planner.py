@@ -620,9 +620,11 @@ class Steps:
 
     def holds(self, starts: FloatArray, duration: float, need: float) -> npt.NDArray[np.bool_]:
         """Per start, whether the function is at least ``need`` all over ``[start,
-        start + duration)`` (to the end, if the duration is not finite and positive):
-        the step in force at the start is, and no step below ``need`` begins before the
-        end. O((steps + starts) log steps), whatever the duration."""
+        start + duration)`` (to the end, if the duration is not finite; at the start
+        alone, if it is not above 0: a run of no duration is placed on what the start
+        has, as a plan's view of it is): the step in force at the start is, and no step below
+        ``need`` begins before the end. O((steps + starts) log steps), whatever the
+        duration."""
         times = self.times
         below = self._below.get(need)
         if below is None:  # which steps are short, and when each begins (then for ever)
@@ -631,10 +633,10 @@ class Steps:
         short, low = below
         at = np.maximum(np.searchsorted(times, starts, side="right") - 1, 0)
         ok: npt.NDArray[np.bool_] = ~short[at]
-        if len(low) == 1:
+        if len(low) == 1 or duration <= 0:
             return ok
         after = low[np.searchsorted(low[:-1], starts, side="right")]  # the first after
-        if math.isfinite(duration) and duration > 0:
+        if math.isfinite(duration):
             return ok & (after >= starts + duration)
         return ok & np.isinf(after)
 
@@ -644,7 +646,9 @@ class Steps:
         at = int(times.searchsorted(start, side="right"))
         if values[max(at - 1, 0)] < need:
             return False
-        if math.isfinite(duration) and duration > 0:
+        if duration <= 0:
+            return True  # the start alone (holds)
+        if math.isfinite(duration):
             stop = int(times.searchsorted(start + duration, side="left"))
         else:
             stop = len(times)
