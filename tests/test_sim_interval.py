@@ -185,7 +185,7 @@ def test_random_cases_reach_every_branch() -> None:
     (a job past its estimate: never idle)."""
     seen: Counter[str] = Counter()
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.generate])
+    @settings(max_examples=2 * EXAMPLES, derandomize=True, database=None, deadline=None)
     @given(cases())
     def collect(case: Case) -> None:
         result, sim = replay(case)
