@@ -201,6 +201,7 @@ def test_random_cases_reach_every_branch() -> None:
         "quiet until, planned",
         "quiet never, planned",
         "quiet never, clocked picker",
+        "quiet for ever, clocked picker",
         "left for the next event",
         "queued",
         "resumed after an event",

@@ -172,9 +172,10 @@ def test_picker_traits() -> None:
     """Issue 10, policy knowledge in the policy: the builtins declare what they promise;
     an undeclared (or non-True) attribute promises nothing; blocking alone gives nothing."""
     builtins = default_pickers(plugins=False)
-    assert picker_traits(builtins.get("fcfs")) == PickerTraits(True, False)
+    assert picker_traits(builtins.get("fcfs")) == PickerTraits(True, False, never_blocks=True)
     assert picker_traits(builtins.get("strict")) == PickerTraits(True, True)
-    assert picker_traits(builtins.get("fairshare")) == PickerTraits(False, False)
+    for name in ("fairshare", "priority", "multifactor", "lsf-fairshare"):
+        assert picker_traits(builtins.get(name)) == PickerTraits(False, False, never_blocks=True)
     assert picker_traits(_PlainFcfs()) == PickerTraits(False, False)
     assert picker_traits(_BlocksOnly()) == PickerTraits(False, False)
 

@@ -128,10 +128,10 @@ class JobPicker(Protocol):
     session, at session start, with the queue's pending jobs (in file/arrival order) and
     the state; it returns a fresh :class:`QueueCursor`.
 
-    Two optional class attributes (default False; read them with :func:`picker_traits`)
+    Three optional class attributes (default False; read them with :func:`picker_traits`)
     let a driver that replays many sessions (the simulator) skip work that cannot change
     a decision. Declare one only if every cursor of the picker keeps its promise; a
-    picker that declares neither is simply tried in full every session.
+    picker that declares none is simply tried in full every session.
 
     - ``monotone_in_session``: the cursor offers the queue's jobs in first-come-first-
       served order (submit time, then arrival order), whatever the state; whether a pick
@@ -145,6 +145,12 @@ class JobPicker(Protocol):
       (:func:`holds_queue`) holds every later job of its queue, one pending ``LIMIT``
       holds the later jobs its limits apply to. The driver then knows a queue whose head
       waits for resources pends whole until something is freed.
+    - ``never_blocks``: no cursor ever offers a blocked pick (``Pick.blocked_by`` is
+      always None): every job of the queue is tried, in whatever order. Then a session
+      that plans nothing, with nothing submitted, freed or started since the last one,
+      decides as it did, even where the order moved with time alone (a
+      :class:`ClockedPicker`'s): each job tried then is tried again on the same books.
+      (``monotone_in_session`` without ``blocks_queue_at_head`` implies it.)
 
     The simulator's plain replay (:mod:`xce.sim.plain`) takes these two promises as the
     whole order: a plain workload under such pickers is replayed without cursors.
@@ -291,14 +297,17 @@ class PickerTraits:
 
     monotone_in_session: bool = False
     blocks_queue_at_head: bool = False
+    never_blocks: bool = False
 
 
 def picker_traits(picker: JobPicker) -> PickerTraits:
-    """The optional ``monotone_in_session`` and ``blocks_queue_at_head`` attributes of
-    ``picker`` (a picker that does not declare one does not promise it)."""
+    """The optional ``monotone_in_session``, ``blocks_queue_at_head`` and
+    ``never_blocks`` attributes of ``picker`` (a picker that does not declare one does
+    not promise it)."""
     monotone = getattr(picker, "monotone_in_session", False) is True
     blocks = getattr(picker, "blocks_queue_at_head", False) is True
-    return PickerTraits(monotone, monotone and blocks)
+    never = getattr(picker, "never_blocks", False) is True or (monotone and not blocks)
+    return PickerTraits(monotone, monotone and blocks, never and not (monotone and blocks))
 
 
 def _fcfs_key(job: PendingJob) -> tuple[float, int]:
@@ -575,6 +584,7 @@ class FairsharePicker:
     """User fairshare within a queue (see the module docstring for the formula)."""
 
     name = "fairshare"
+    never_blocks = True  # its cursor offers every job, none blocked
     monotone_in_session = False  # the order follows the slots users hold
     blocks_queue_at_head = False
 
@@ -644,6 +654,7 @@ class PriorityPicker:
     with backfill, what it would delay is kept by its plan)."""
 
     name = "priority"
+    never_blocks = True  # its cursor offers every job, none blocked
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> QueueCursor:
         return _PriorityCursor(jobs)

@@ -304,6 +304,7 @@ class LsfFairsharePicker:
     give the top of the tree."""
 
     name = "lsf-fairshare"
+    never_blocks = True  # its cursor offers every job, none blocked
 
     def start(self, queue: Queue, jobs: Sequence[PendingJob], state: ClusterState) -> _Cursor:
         return self.start_at(queue, jobs, state, state.session_time())

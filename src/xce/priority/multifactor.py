@@ -307,6 +307,7 @@ class MultifactorPicker:
     ``PriorityDecayHalfLife`` is the accounting's and cannot be changed so."""
 
     name = "multifactor"
+    never_blocks = True  # its cursor offers every job, none blocked
 
     def __init__(
         self, overrides: Mapping[str, object] | None = None, name: str | None = None

@@ -771,9 +771,10 @@ class Simulation:
                     for q in self._queues_seen
                 ),
             )
-        if self._clocked[1]:
-            return -math.inf  # a picker's order moves with time alone (xce.sim.idle)
         last = self._last_planned
+        if self._clocked[1]:  # a picker's order moves with time alone (xce.sim.idle)
+            unblocked = all(self._picker(q).never_blocks for q in self._queues_seen)
+            return math.inf if last is None and unblocked else -math.inf
         if last is None:
             return math.inf  # the last session read no time
         if core.reservations or self._volatile:

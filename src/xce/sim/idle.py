@@ -22,7 +22,9 @@ Why an idle session decides as the last one, at ``t0``, did (each point is check
   job's accrue or begin time and stops at ``PriorityMaxAge``, and its decayed usage,
   ``lsf-fairshare``'s): under one, two sessions with nothing between can order the
   queue differently, and a different order gives the reservation to another job, or
-  reaches a job a blocked pick left untried. Such a replay has no idle session.
+  reaches a job a blocked pick left untried. Such a replay has no idle session, but
+  where the last session planned nothing and every picker declares ``never_blocks``
+  (every job is tried, in whatever order, on the same books: each pends again).
 - A session that does not plan reads no time: pickers see the state, the allocator the
   books. It decides the same at any later time (:func:`quiet_until` is ``inf``).
 - A session that plans (backfill) reads the time through its planner. At ``t1 > t0``
