@@ -409,21 +409,10 @@ def job_to_dict(job: SimJob) -> dict[str, Any]:
         entry["name"] = job.name
     if job.failed:
         entry["failed"] = True
-    if job.hold:
-        entry["hold"] = True
-    for key, value in (
-        ("begin_time", job.begin_time),
-        ("priority", job.priority),
-        ("accrue_time", job.accrue_time),
-    ):
-        if value is not None:
-            entry[key] = _number(value)
-    if job.qos is not None:
-        entry["qos"] = job.qos
-    if job.nice:
-        entry["nice"] = job.nice
-    if job.nodes is not None:
-        entry["nodes"] = job.nodes
+    for key, default in KEPT_FOR_THE_CORE:  # its gates and priority inputs, when set
+        value = getattr(job, key)
+        if value != default:
+            entry[key] = _number(value) if isinstance(value, float) else value
     return entry
 
 
