@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -526,3 +527,22 @@ def test_unknown_resource_with_the_catalog_is_located_at_load(tmp_path: Path, na
     assert err.text is not None
     assert err.column is not None
     assert err.text[err.column - 1 :].startswith("gpus")
+
+
+# --- a cluster file's own pending jobs ---------------------------------------------------
+
+
+def test_a_cluster_files_pending_jobs_are_not_replayed_and_a_warning_says_so() -> None:
+    """Nothing lost without a word: a state's pending jobs (a capture's queue, which has
+    no runtimes) are not the replay's workload; the replay says it leaves them out."""
+    state = uniform_cluster(2, 1)
+    queued = PendingJob("p1", "u", "normal", "default", 1, 1, "", 0.0, None, 0)
+    with_queue = replace(state, jobs=(queued,))
+    jobs = [SimJob("a", 0.0, 5.0, 1)]
+    assert not any("pending job" in w for w in Simulation(state, jobs).warnings)
+    sim = Simulation(with_queue, jobs)
+    [line] = [w for w in sim.warnings if "pending job" in w]
+    assert "1 pending job(s) are not replayed" in line
+    result = sim.run()
+    assert [r.job.id for r in result.records] == ["a"]
+    assert line in result.warnings

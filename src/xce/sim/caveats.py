@@ -19,7 +19,7 @@ from xce.cluster.estimates import estimate
 from xce.sim.model import SimJob
 from xce.timefmt import duration
 
-__all__ = ["backfill_estimates"]
+__all__ = ["backfill_estimates", "ignored_jobs"]
 
 
 def backfill_estimates(
@@ -61,3 +61,16 @@ def _line(name: str, missing: int, total: int, queue: Queue | None) -> str:
     given = queue is not None and queue.default_runtime is not None
     source = "default_runtime" if given else "max_runtime"
     return f"backfill: {jobs}: planning takes the queue's {source}, {duration(seconds)}, for them"
+
+
+def ignored_jobs(state: ClusterState) -> list[str]:
+    """One line when the cluster's state has pending jobs: a replay's jobs are its
+    workload's, so they are not replayed (a state's pending jobs have no runtime to
+    replay; ``xce predict`` replays a snapshot's queue forward)."""
+    if not state.jobs:
+        return []
+    count = len(state.jobs)
+    return [
+        f"cluster: its {count:,} pending job(s) are not replayed (a replay's jobs are the "
+        "workload's; to replay a snapshot's queue forward, use xce predict)"
+    ]

@@ -101,6 +101,7 @@ from xce.core.pickers import (
 )
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import PreemptorRegistry, default_preemptors
+from xce.sim.caveats import ignored_jobs
 from xce.sim.checks import check_against, check_workload
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
@@ -129,7 +130,8 @@ _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 
 
 class Simulation:
-    """One simulation of ``jobs`` on ``cluster`` (its pending jobs are ignored)."""
+    """One simulation of ``jobs`` on ``cluster`` (its pending jobs are not replayed: a
+    warning says so, :func:`~xce.sim.caveats.ignored_jobs`)."""
 
     def __init__(
         self,
@@ -254,7 +256,7 @@ class Simulation:
         self._clocked: tuple[int, bool] | None = None
         self.stats = SimStats()
         # known before the run (xce.sim.caveats, xce.sim.flow)
-        self.warnings = self._caveats() + flow_warnings
+        self.warnings = self._caveats() + flow_warnings + ignored_jobs(cluster)
         # the replay's progress (see _begin_run)
         self._run_started = 0.0
         self._run_total = 0
