@@ -305,9 +305,9 @@ def picker_traits(picker: JobPicker) -> PickerTraits:
     ``never_blocks`` attributes of ``picker`` (a picker that does not declare one does
     not promise it)."""
     monotone = getattr(picker, "monotone_in_session", False) is True
-    blocks = getattr(picker, "blocks_queue_at_head", False) is True
-    never = getattr(picker, "never_blocks", False) is True or (monotone and not blocks)
-    return PickerTraits(monotone, monotone and blocks, never and not (monotone and blocks))
+    blocks = monotone and getattr(picker, "blocks_queue_at_head", False) is True
+    declared = getattr(picker, "never_blocks", False) is True
+    return PickerTraits(monotone, blocks, not blocks and (declared or monotone))
 
 
 def _fcfs_key(job: PendingJob) -> tuple[float, int]:

@@ -251,11 +251,9 @@ def _at_job(err: InputError, index: int, text: str, written: str, count: int) ->
         return err
     node = nodes[index]
     line, column = int(node.start_mark.line) + 1, None
-    key = err.path.rsplit(".", 1)[1] if err.path and "." in err.path else None
-    for name, _ in getattr(node, "value", []) if key is not None else []:
-        if getattr(name, "value", None) == key:
-            line, column = int(name.start_mark.line) + 1, int(name.start_mark.column) + 1
-            break
+    found = _key_mark(node, err.path)
+    if found is not None:
+        line, column = found
     shown = written.split("\n")[line - 1]
     return err.located(line=line, column=column, text=shown)
 
@@ -275,14 +273,26 @@ def _job_nodes(text: str, count: int) -> list[Any] | None:
     return None
 
 
-def _key_column(shown: str | None, path: str | None) -> int | None:
-    """The 1-based column of the key ``path`` ends in (``jobs[1].array``: ``array``) in
-    the line ``shown``, when the line writes it once (a job on one line); else None."""
-    if shown is None or path is None or "." not in path:
+def _key_mark(node: Any, path: str | None) -> tuple[int, int] | None:
+    """The 1-based (line, column) in a job's composed ``node`` of the key ``path`` ends
+    in (``jobs[1].array``: ``array``); None when the path names no key of it."""
+    if path is None or "." not in path:
         return None
     key = path.rsplit(".", 1)[1]
-    found = [m.start() for m in re.finditer(rf'(?<![\w-])"?{re.escape(key)}"?\s*:', shown)]
-    return found[0] + 1 if len(found) == 1 else None
+    for name, _ in getattr(node, "value", []):
+        if getattr(name, "value", None) == key:
+            return int(name.start_mark.line) + 1, int(name.start_mark.column) + 1
+    return None
+
+
+def _line_node(line: str) -> Any:
+    """One JSONL line composed (YAML composes JSON), or None if it cannot be."""
+    import yaml
+
+    try:
+        return yaml.compose(line)
+    except (yaml.YAMLError, RecursionError):
+        return None
 
 
 def _jsonl(text: str, source: str, check: RequirementCheck, qos: Collection[str]) -> list[SimJob]:
@@ -349,8 +359,9 @@ def _jsonl_error(err: InputError, line: str, item: object, number: int, source: 
         column = _column_in_line(line, item, err)
         if column is None:
             column, text = err.column, err.text
-    else:
-        column = _key_column(line, path)
+    else:  # the key's column in the line (slow, PyYAML: only for an error)
+        found = _key_mark(_line_node(line), path)
+        column = found[1] if found is not None else None
     return InputError(err.message, source=source, path=path, line=number, column=column, text=text)
 
 
