@@ -14,6 +14,7 @@ from benchmarks import (
     bench_backfill,
     bench_core,
     bench_crowded,
+    bench_interval,
     bench_predict,
     bench_resreq,
     bench_shapes,
@@ -32,6 +33,7 @@ SUITES = {
     "shapes": bench_shapes.run,
     "predict": bench_predict.run,
     "crowded": bench_crowded.run,
+    "interval": bench_interval.run,
 }
 
 

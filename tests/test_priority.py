@@ -418,6 +418,38 @@ def test_priorities_are_deterministic(jobs: list[dict[str, Any]]) -> None:
     assert session_order(one) == session_order(two)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    job_lists(),
+    st.lists(st.integers(0, 3 * int(DAY)), min_size=1, max_size=4),
+    st.sampled_from([{}, {"PriorityWeightTRES": "cpu=500,node=300"}, {"PriorityWeightAssoc": 70}]),
+)
+def test_a_priority_alone_is_the_one_its_factors_give(
+    jobs: list[dict[str, Any]], later: list[int], extra: dict[str, Any]
+) -> None:
+    """Property: the order's priority, worked out without the factors and with the jobs'
+    time-free factors kept by the picker from one time to the next, is the total of the
+    factors a fresh picker gives at that time."""
+    running = [
+        {
+            "id": "r",
+            "user": "u1",
+            "project": "a",
+            "alloc": [{"host": "n0", "slots": 2}],
+            "start_time": NOW - 500,
+        }
+    ]
+    state = state_of(jobs, dict(PRIO, **extra), running=running)
+    kept = MultifactorPicker()
+    for step in later:
+        at = NOW + step
+        book = kept.book(state, at)
+        alone = [book.priority(j) for j in state.jobs]  # before any factors are asked
+        fresh = MultifactorPicker().book(state, at)
+        assert alone == [fresh.factors(j).priority for j in state.jobs]
+        assert alone == [book.factors(j).priority for j in state.jobs]
+
+
 # --- the state file ----------------------------------------------------------------------
 
 

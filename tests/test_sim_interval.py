@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class Case:
     default_runtime: float | None
     interval: float
     jobs: tuple[SimJob, ...]
+    priority: tuple[tuple[str, object], ...] = tuple(PRIORITY.items())  # multifactor's
 
     def state(self) -> ClusterState:
         b = ClusterBuilder()
@@ -69,7 +70,7 @@ class Case:
         if self.picker != "multifactor":
             return b.build()
         data = b.to_dict()
-        data["priority"] = PRIORITY
+        data["priority"] = dict(self.priority)
         return state_from_dict(data, "<case>")
 
     def options(self, **changes: Any) -> SimOptions:
@@ -110,6 +111,27 @@ def cases(draw: st.DrawFn) -> Case:
         draw(st.sampled_from((None, None, 4.0, 50.0))),
         draw(st.sampled_from(INTERVALS)),
         tuple(jobs),
+    )
+
+
+@st.composite
+def clocked_cases(draw: st.DrawFn) -> Case:
+    """Cases whose picker's order moves with time alone while a plan holds: multifactor
+    under backfill, its age capped soon and a job-size factor that puts jobs' totals a
+    fraction apart, so truncated priorities swap places as they age (xce.sim.idle)."""
+    case = draw(cases())
+    priority = {
+        "PriorityWeightAge": draw(st.sampled_from((100, 1000))),
+        "PriorityWeightJobSize": draw(st.sampled_from((0, 150, 1000))),
+        "PriorityMaxAge": draw(st.sampled_from(("0-00:00:20", "0-00:01:00"))),
+        "usage_time": 0,
+    }
+    return replace(
+        case,
+        picker="multifactor",
+        backfill=draw(st.sampled_from(("easy", "easy", "conservative"))),
+        default_runtime=draw(st.sampled_from((None, 50.0, 50.0))),  # estimates jobs lack
+        priority=tuple(priority.items()),
     )
 
 
@@ -170,6 +192,23 @@ def test_skipping_idle_sessions_decides_as_running_them(case: Case) -> None:
     assert fast.stats.events <= slow.stats.events
 
 
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(clocked_cases())
+def test_a_session_whose_order_time_alone_keeps_is_idle(case: Case) -> None:
+    """Under a ClockedPicker a session is idle only while a whole session at its time
+    would pick in the last session's order (xce.sim.idle): skipping decides as running
+    every session."""
+    fast, _ = replay(case)
+    slow, _ = replay(case, idle_skip=False)
+    assert_same(fast, slow)
+    assert fast.stats.sessions <= slow.stats.sessions
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_skipping_idle_sessions_decides_as_with_every_fast_path_off(case: Case) -> None:
@@ -192,6 +231,8 @@ def test_random_cases_reach_every_branch() -> None:
         seen.update(sim.seen)
         if result.stats.idle_skipped:
             seen["skipped, " + ("planned" if case.backfill else "unplanned")] += 1
+            if case.picker == "multifactor" and case.backfill:
+                seen["skipped, planned, clocked picker"] += 1
 
     collect()
     wanted = {
@@ -202,6 +243,8 @@ def test_random_cases_reach_every_branch() -> None:
         "quiet never, planned",
         "quiet never, clocked picker",
         "quiet for ever, clocked picker",
+        "quiet until, clocked picker",
+        "skipped, planned, clocked picker",
         "left for the next event",
         "queued",
         "resumed after an event",

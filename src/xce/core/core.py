@@ -55,7 +55,14 @@ from xce.core.events import (
 )
 from xce.core.pickers import PickerRegistry, default_pickers
 from xce.core.repeat import Started
-from xce.core.session import Session, SessionResult, array_task, job_request
+from xce.core.session import (
+    PickOrder,
+    Session,
+    SessionResult,
+    array_task,
+    job_request,
+    pick_order,
+)
 from xce.errors import EventError, InputError
 from xce.inputs import MAX_HOST_SLOTS
 from xce.preempt import Preemptor
@@ -205,6 +212,11 @@ class SchedulerCore:
         )
         self._since = []
         return result
+
+    def pick_order(self, now: float) -> PickOrder | None:
+        """The order a session at ``now`` over every pending job picks them in while
+        none starts (:func:`~xce.core.session.pick_order`); the state is not changed."""
+        return pick_order(self.state, self.state.jobs, self._session.picker_for, now)
 
     def backfill_for(self, queue: str) -> BackfillPolicy:
         """The backfill policy ``queue`` uses."""

@@ -61,6 +61,7 @@ from xce.errors import Cancelled, InputError, InternalError
 from xce.preempt import Preemptor
 
 __all__ = [
+    "PickOrder",
     "PickSequence",
     "Session",
     "SessionResult",
@@ -68,6 +69,7 @@ __all__ = [
     "array_task",
     "fcfs_order",
     "job_request",
+    "pick_order",
 ]
 
 _QUEUE_DEPTH = 16  # batches in flight between the picker and the allocator thread
@@ -228,6 +230,36 @@ class PickSequence:
         cursor = self._owner.pop(pick.job.id)
         for decision in decisions:
             cursor.feedback(pick, decision)
+
+
+PickOrder = tuple[tuple[str, str | None], ...]
+"""A session's picks in turn, each as (job, the job it is blocked behind or None)."""
+
+
+def pick_order(
+    state: ClusterState,
+    jobs: Iterable[PendingJob],
+    picker_for: Callable[[Queue], JobPicker],
+    now: float,
+) -> PickOrder | None:
+    """The order a whole session at ``now`` over ``jobs`` picks them in while none of
+    them starts, as (job, blocked behind) per pick; None where that order is not known
+    without deciding: a cursor whose picks follow its decisions (``needs_feedback``), or
+    a job the session expands first (an array record, a job with further queues).
+
+    Two sessions over one state with one pick order try the same jobs in the same turn
+    on the same books; only a :class:`~xce.core.pickers.ClockedPicker` can make two such
+    orders differ (xce.sim.idle)."""
+    pending = list(jobs)
+    if any(j.array is not None or j.also_queues for j in pending):
+        return None
+    picks = PickSequence(state, pending, picker_for, now=now)
+    out: list[tuple[str, str | None]] = []
+    while (pick := picks.next()) is not None:
+        if picks.needs_feedback(pick):
+            return None
+        out.append((pick.job.id, pick.blocked_by))
+    return tuple(out)
 
 
 def _named_in_file(

@@ -77,6 +77,31 @@ class Factors:
     association: Key | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """The factors of a job that time does not change (all but age and fair share),
+    with their weighted values: the same for every session of states that share their
+    hosts, queues, QOS and associations (:class:`SiteTotals`) under one setup."""
+
+    job: PendingJob  # the job they are of (a table keyed by id() checks it)
+    assoc: float
+    jobsize: float
+    partition: float
+    qos: float
+    tres: Mapping[str, float]
+    weighted_tres: Mapping[str, float]
+    tres_sum: float
+    association: Key | None
+    assoc_w: float
+    jobsize_w: float
+    partition_w: float
+    qos_w: float
+
+
+FixedTable = dict[int, _Fixed]
+"""Jobs' fixed factors by ``id(job)``, kept by the picker while site and setup stay."""
+
+
 class PriorityBook:
     """The priorities of one session: the fair-share factors at its time, computed
     once, and each job's factors on demand (memoised)."""
@@ -88,9 +113,11 @@ class PriorityBook:
         now: float,
         running: Iterable[RunningWork] | None = None,
         site: SiteTotals | None = None,
+        fixed: FixedTable | None = None,
     ) -> None:
         """``running``: the work running at ``now`` (default: the state's); ``site``:
-        the state's totals, when a caller keeps them across sessions."""
+        the state's totals, when a caller keeps them across sessions; ``fixed``: the
+        jobs' fixed factors under ``site`` and ``setup``, when a caller keeps them."""
         self.state = state
         self.setup = setup
         self.now = now
@@ -113,6 +140,8 @@ class PriorityBook:
         self.max_partition = self.site.max_partition
         self.max_qos, self.max_assoc = self.site.max_qos, self.site.max_assoc
         self._memo: dict[str, Factors] = {}
+        self._totals: dict[str, int] = {}  # priorities worked out without their factors
+        self._fixed: FixedTable = fixed if fixed is not None else {}
 
     def factors(self, job: PendingJob) -> Factors:
         got = self._memo.get(job.id)
@@ -121,7 +150,28 @@ class PriorityBook:
         return got
 
     def priority(self, job: PendingJob) -> int:
-        return self.factors(job).priority
+        got = self._memo.get(job.id)
+        if got is not None:
+            return got.priority
+        total = self._totals.get(job.id)
+        if total is None:
+            f = self._fixed_of(job)
+            cfg = self.setup.config
+            age = self._age(job) if cfg.age else 0.0
+            fairshare = self.fairshare.get(f.association, 0.0) if f.association else 0.0
+            total = self._totals[job.id] = _total(
+                (
+                    age * cfg.age,
+                    f.assoc_w,
+                    fairshare * cfg.fairshare,
+                    f.jobsize_w,
+                    f.partition_w,
+                    f.qos_w,
+                ),
+                f.tres_sum,
+                job.nice,
+            )
+        return total
 
     def key(self, job: PendingJob) -> tuple[float, float, int]:
         """A job's place in the order: priority high first, then submit time, then
@@ -129,12 +179,45 @@ class PriorityBook:
         return (-float(self.priority(job)), job.submit_time, job.order)
 
     def _factors(self, job: PendingJob) -> Factors:
+        f = self._fixed_of(job)
+        cfg = self.setup.config
+        age = self._age(job) if cfg.age else 0.0
+        fairshare = self.fairshare.get(f.association, 0.0) if f.association else 0.0
+        weighted = {
+            "AGE": age * cfg.age,
+            "ASSOC": f.assoc_w,
+            "FAIRSHARE": fairshare * cfg.fairshare,
+            "JOBSIZE": f.jobsize_w,
+            "PARTITION": f.partition_w,
+            "QOS": f.qos_w,
+        }
+        return Factors(
+            age,
+            f.assoc,
+            fairshare,
+            f.jobsize,
+            f.partition,
+            f.qos,
+            f.tres,
+            job.nice,
+            weighted,
+            f.weighted_tres,
+            _total(tuple(weighted.values()), f.tres_sum, job.nice),
+            f.association,
+        )
+
+    def _fixed_of(self, job: PendingJob) -> _Fixed:
+        got = self._fixed.get(id(job))
+        if got is None or got.job is not job:
+            got = self._fixed[id(job)] = self._work_out_fixed(job)
+        return got
+
+    def _work_out_fixed(self, job: PendingJob) -> _Fixed:
         cfg = self.setup.config
         assoc_key = self.setup.tree.association_of(job.user, job.project)
         queue = self.state.queues.get(job.queue)
         nodes = float(job.nodes or 1)
         tasks = float(job.max_tasks)
-        age = self._age(job) if cfg.age else 0.0
         jobsize = self._jobsize(job, nodes, tasks) if cfg.jobsize else 0.0
         part = queue.priority_job_factor if queue is not None else 1
         partition = part / self.max_partition if cfg.partition and part else 0.0
@@ -142,42 +225,30 @@ class PriorityBook:
         qos = qos_prio / self.max_qos if cfg.qos and qos_prio and self.max_qos else 0.0
         assoc_prio = self.setup.tree.nodes[assoc_key].priority if assoc_key else 0
         assoc = assoc_prio / self.max_assoc if cfg.assoc and self.max_assoc else 0.0
-        fairshare = self.fairshare.get(assoc_key, 0.0) if assoc_key else 0.0
         tres = {}
         if cfg.tres:
             part_hosts, part_slots = self.site.partition_totals(job.queue)
             for name in cfg.tres:
                 count, total = (tasks, part_slots) if name == "cpu" else (nodes, part_hosts)
                 tres[name] = count / total if total else 0.0  # Slurm does not cap it
-        weighted = {
-            "AGE": age * cfg.age,
-            "ASSOC": assoc * cfg.assoc,
-            "FAIRSHARE": fairshare * cfg.fairshare,
-            "JOBSIZE": jobsize * cfg.jobsize,
-            "PARTITION": partition * cfg.partition,
-            "QOS": qos * cfg.qos,
-        }
         weighted_tres = {n: tres[n] * w for n, w in cfg.tres.items()}
-        total = 0.0
-        for value in weighted.values():  # Slurm's order of additions
-            total += value
         tres_sum = 0.0
         for value in weighted_tres.values():
             tres_sum += value
-        total = total + tres_sum - job.nice
-        return Factors(
-            age,
+        return _Fixed(
+            job,
             assoc,
-            fairshare,
             jobsize,
             partition,
             qos,
             tres,
-            job.nice,
-            weighted,
             weighted_tres,
-            _truncate(total),
+            tres_sum,
             assoc_key,
+            assoc * cfg.assoc,
+            jobsize * cfg.jobsize,
+            partition * cfg.partition,
+            qos * cfg.qos,
         )
 
     def _age(self, job: PendingJob) -> float:
@@ -254,6 +325,15 @@ class SiteTotals:
         return got
 
 
+def _total(weighted: Sequence[float], tres_sum: float, nice: int) -> int:
+    """The priority from the weighted factors (AGE, ASSOC, FAIRSHARE, JOBSIZE,
+    PARTITION, QOS), their TRES sum and the nice value: Slurm's order of additions."""
+    total = 0.0
+    for value in weighted:
+        total += value
+    return _truncate(total + tres_sum - nice)
+
+
 def _truncate(total: float) -> int:
     return int(min(max(total, 1.0), _MAX))
 
@@ -315,6 +395,7 @@ class MultifactorPicker:
         self._book: tuple[ClusterState, float, PriorityBook] | None = None
         self._plain: tuple[PlainSession, PriorityBook] | None = None
         self._site: SiteTotals | None = None  # kept while the states share their hosts
+        self._fixed: tuple[SiteTotals, PrioritySetup, FixedTable] | None = None
         self._overrides = dict(overrides or {})
         self._config: tuple[PrioritySetup, PrioritySetup] | None = None  # given, configured
         if name is not None:
@@ -355,9 +436,23 @@ class MultifactorPicker:
         if held is not None and held[0] is state and held[1] == now:
             return held[2]
         setup = self._setup(_priority_of(state))
-        book = PriorityBook(state, setup, now, site=self._site_of(state, setup))
+        site = self._site_of(state, setup)
+        book = PriorityBook(state, setup, now, site=site, fixed=self._fixed_for(site, setup, state))
         self._book = (state, now, book)
         return book
+
+    def _fixed_for(self, site: SiteTotals, setup: PrioritySetup, state: ClusterState) -> FixedTable:
+        """The jobs' fixed factors under ``site`` and ``setup`` (a fresh table when
+        either changed), rid of the jobs no longer pending now and then."""
+        held = self._fixed
+        if held is None or held[0] is not site or held[1] is not setup:
+            held = self._fixed = (site, setup, {})
+        table = held[2]
+        if len(table) > 4 * len(state.jobs) + 1024:
+            live = {id(j) for j in state.jobs}
+            for key in [k for k in table if k not in live]:
+                del table[key]
+        return table
 
     def _site_of(self, state: ClusterState, setup: PrioritySetup) -> SiteTotals:
         site = self._site
@@ -383,9 +478,9 @@ class MultifactorPicker:
         if held is None or held[0] is not session:
             state = session.state
             setup = self._setup(_priority_of(state))
-            book = PriorityBook(
-                state, setup, session.now, session.running, self._site_of(state, setup)
-            )
+            site = self._site_of(state, setup)
+            fixed = self._fixed_for(site, setup, state)
+            book = PriorityBook(state, setup, session.now, session.running, site, fixed)
             held = self._plain = (session, book)
         return _Cursor(jobs, held[1])
 

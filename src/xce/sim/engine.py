@@ -127,6 +127,7 @@ SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE, _BEGIN = 0, 1, 2, 3, 4, 5
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
+_ORDER_SCAN = 256  # instants a quiet under a ClockedPicker looks ahead (_order_quiet)
 
 
 class Simulation:
@@ -239,6 +240,7 @@ class Simulation:
         self._started_since = False
         self._chain: float | None = None
         self._last_planned: tuple[float, Sequence[Decision]] | None = None
+        self._last_session = -math.inf  # the time of the last session
         self._quiet: float | None = None
         self._plans: PlanSignature | None = None
         self._plans_repeat = False
@@ -698,6 +700,7 @@ class Simulation:
         self._started_since = False
         self._quiet = None
         self._last_planned = None
+        self._last_session = now
         tried: set[str] | None = None  # strict queues tried whole (None: every one)
         if incremental and not self._freed:
             jobs, tried = self._candidates()
@@ -762,10 +765,19 @@ class Simulation:
         return self._quiet
 
     def _work_out_quiet(self) -> float:
-        core = self.core
+        last = self._last_planned
+        if not self._any_clocked():
+            return math.inf if last is None else self._plan_quiet(last)
+        # a picker's order moves with time alone (xce.sim.idle)
+        if last is None and all(self._picker(q).never_blocks for q in self._queues_seen):
+            return math.inf  # every job is tried, in whatever order: each pends again
+        return self._order_quiet(math.inf if last is None else self._plan_quiet(last))
+
+    def _any_clocked(self) -> bool:
+        """Whether a queue's picker is a ClockedPicker (its order moves with time)."""
         seen = len(self._queues_seen)  # queues only ever join this set
         if self._clocked is None or self._clocked[0] != seen:
-            registry = self._registry
+            registry, core = self._registry, self.core
             self._clocked = (
                 seen,
                 any(
@@ -773,12 +785,12 @@ class Simulation:
                     for q in self._queues_seen
                 ),
             )
-        last = self._last_planned
-        if self._clocked[1]:  # a picker's order moves with time alone (xce.sim.idle)
-            unblocked = all(self._picker(q).never_blocks for q in self._queues_seen)
-            return math.inf if last is None and unblocked else -math.inf
-        if last is None:
-            return math.inf  # the last session read no time
+        return self._clocked[1]
+
+    def _plan_quiet(self, last: tuple[float, Sequence[Decision]]) -> float:
+        """Until when the last planned session's plans hold with nothing happening
+        (xce.sim.idle.quiet_until), under the module's conditions (else -inf)."""
+        core = self.core
         if core.reservations or self._volatile:
             return -math.inf
         policies = {core.backfill_for(q) for q in self._queues_seen}
@@ -789,6 +801,26 @@ class Simulation:
         ):
             return -math.inf  # its hints may still move (xce.sim.idle)
         return quiet_until(last[0], last[1], core.state)
+
+    def _order_quiet(self, upto: float) -> float:
+        """Under a ClockedPicker: the chain's first session time after the last session
+        at which a whole session would pick in another order than one at the last
+        session's time, or ``upto``, or the next event, whichever comes first; -inf
+        where the order is not known without deciding (xce.sim.idle)."""
+        interval = self.options.interval
+        core, last = self.core, self._last_session
+        if upto == -math.inf or interval is None or last == -math.inf:
+            return -math.inf
+        order = core.pick_order(last)
+        if order is None:
+            return -math.inf
+        stop = min(upto, self._heap[0][0] if self._heap else math.inf)
+        at = last
+        for _ in range(_ORDER_SCAN):  # a session at the last instant scans on from there
+            at = next_session_time(at, interval)
+            if at >= stop or at / interval >= SAFE_RATIO or core.pick_order(at) != order:
+                break
+        return min(at, stop)
 
     def _note_plans(self, now: float, decisions: Sequence[Decision], changed: bool) -> None:
         """A planned session's decisions, kept for :meth:`_quiet_until`; under a policy

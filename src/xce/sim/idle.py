@@ -17,14 +17,21 @@ Why an idle session decides as the last one, at ``t0``, did (each point is check
   closes with time alone). A gate that opens with time alone (a jobs file's begin time,
   an ``after:X+M`` dependency) opens at an event of its own, which makes the next
   session not idle.
-- No queue's picker orders by the session's time (a
-  :class:`~xce.core.pickers.ClockedPicker`: ``multifactor``'s age, which starts at a
-  job's accrue or begin time and stops at ``PriorityMaxAge``, and its decayed usage,
-  ``lsf-fairshare``'s): under one, two sessions with nothing between can order the
-  queue differently, and a different order gives the reservation to another job, or
-  reaches a job a blocked pick left untried. Such a replay has no idle session, but
-  where the last session planned nothing and every picker declares ``never_blocks``
-  (every job is tried, in whatever order, on the same books: each pends again).
+- The session picks the jobs in the order the last one did. A queue's picker may order
+  by the session's time (a :class:`~xce.core.pickers.ClockedPicker`: ``multifactor``'s
+  age, which starts at a job's accrue or begin time and stops at ``PriorityMaxAge``, its
+  truncation to a whole number, and its decayed usage; ``lsf-fairshare``'s): under one,
+  two sessions with nothing between can order the queue differently, and a different
+  order gives the reservation to another job, or reaches a job a blocked pick left
+  untried. So under one the engine asks, at each multiple after the last session, the
+  order a whole session would pick in there
+  (:meth:`~xce.core.core.SchedulerCore.pick_order`, every pending job, none starting),
+  and the first multiple whose order differs from the last session's ends the quiet
+  (where the order is unknown without deciding, a cursor that ``needs_feedback``: no
+  skip). With the same order the session tries the same jobs in the same turn on the
+  same state, and the points below apply as to any picker. Where the last session
+  planned nothing and every picker declares ``never_blocks``, the order does not matter:
+  every job is tried, in whatever order, on the same books, and each pends again.
 - A session that does not plan reads no time: pickers see the state, the allocator the
   books. It decides the same at any later time (:func:`quiet_until` is ``inf``).
 - A session that plans (backfill) reads the time through its planner. At ``t1 > t0``
