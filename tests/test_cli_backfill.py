@@ -420,14 +420,54 @@ def test_an_unknown_backfill_in_the_state_file_has_line_and_column(tmp_path: Pat
     assert "^" in result.stderr
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_a_non_finite_now_exits_2(tmp_path: Path, value: str) -> None:
-    """issue 12: ``--now`` must be a finite number of seconds: exit 2 before any input is
-    read, naming --now."""
-    result = _xce("schedule", tmp_path / "missing.yaml", f"--now={value}")
+@pytest.mark.parametrize("command", ["schedule", "predict"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300", "1.000001e15", "-2e15"])
+def test_a_now_no_state_holds_exits_2(tmp_path: Path, value: str, command: str) -> None:
+    """issue 12: ``--now`` must be a time a state holds (finite, at most 1e15 s: 1e300
+    once gave a 300-digit session time and other decisions): exit 2 before any input
+    is read, naming --now."""
+    result = _xce(command, tmp_path / "missing.yaml", f"--now={value}")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert "--now: the session time must be a finite number of seconds" in result.stderr
+    assert "--now: " in result.stderr
+    assert "is not a time a state holds (at most 1e15 s)" in result.stderr
+
+
+@pytest.mark.parametrize("zone", ["Mars/X", ""])
+def test_predict_names_an_unknown_timezone(tmp_path: Path, zone: str) -> None:
+    """``xce predict --timezone`` with a zone this machine does not know: exit 2 naming
+    the option, as ``xce import`` does (it was an internal error)."""
+    result = _xce("predict", tmp_path / "missing.yaml", f"--timezone={zone}")
+    assert result.exit_code == 2, result.output
+    assert "--timezone: unknown time zone" in result.stderr
+
+
+def test_a_replay_past_the_largest_time_exits_2(tmp_path: Path) -> None:
+    """A replay whose events pass 1e15 s (a state's largest time: a now near it plus a
+    running job's length, or a huge --interval) is bad input, exit 2 naming what took
+    it there, with nothing written (it was an internal error, a failed event)."""
+    state = tmp_path / "s.yaml"
+    state.write_text(
+        "now: 999999999990000\nhosts: [{name: h0, slots: 1}]\n"
+        "running: [{id: r, alloc: [{host: h0, slots: 1}], start_time: 999999999990000,"
+        " requested_time: 20000}]\njobs: [{id: j, requested_time: 10}]\n"
+    )
+    result = _xce("predict", state, "--runs", "0")
+    assert result.exit_code == 2, result.output
+    assert "the replay reaches time" in result.stderr
+    assert "(the end of job r)" in result.stderr
+    workload = tmp_path / "w.jsonl"
+    workload.write_text(
+        '{"id": "a", "submit_time": 5, "runtime": 10}\n'
+        '{"id": "b", "submit_time": 6, "runtime": 10}\n'
+    )
+    out = tmp_path / "out"
+    result = _xce(
+        "simulate", "--workload", workload, "--hosts", "1", "--interval", "1e15", "--out", out
+    )
+    assert result.exit_code == 2, result.output
+    assert "past the largest time a state holds" in result.stderr
+    assert not out.exists()
 
 
 # -- xce simulate ---------------------------------------------------------------------------
@@ -641,3 +681,18 @@ def test_snapshot_records_the_session_time_as_start(tmp_path: Path) -> None:
     assert written["running"][0]["start_time"] == 10
     again = json.loads(_ok("schedule", snap, "--json").stdout)
     assert again["pending"][0]["planned_start"] == 60
+
+
+@pytest.mark.parametrize("command", ["schedule", "simulate", "compare"])
+def test_help_names_every_builtin_picker_and_policy(command: str) -> None:
+    """The help of ``--picker``/``--policy`` and ``--backfill`` names every builtin
+    the registries hold (it once left out lsf-fairshare and slurm)."""
+    from xce.backfill.registry import default_backfills
+    from xce.core.pickers import default_pickers
+
+    text = " ".join(_xce(command, "--help").stdout.split())
+    for name in [
+        *default_pickers(plugins=False).names(),
+        *default_backfills(plugins=False).names(),
+    ]:
+        assert name in text, name

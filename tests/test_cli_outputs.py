@@ -120,6 +120,33 @@ def test_simulate_never_writes_over_an_input_in_its_out_dir(tmp_path: Path) -> N
 # --- a user's files only with --force ----------------------------------------------------
 
 
+@pytest.mark.parametrize("kind", ["slurm", "pbs"])
+@pytest.mark.parametrize("where", ["a file it reads", "a new file"])
+# a new .json there would be read by the next import of the directory
+def test_import_never_writes_into_an_input_directory(tmp_path: Path, kind: str, where: str) -> None:
+    """A directory of captures is read whole (its ``*.json``): ``-o`` naming one of its
+    files (or a new ``.json``, which the next import of it would read) is exit 2, with
+    --force too, and the directory is left as it was; a ``.yaml`` there is written (found
+    by a new user's run, 2026-12-07)."""
+    data = Path(__file__).resolve().parent / "data" / kind
+    source = next(d for d in sorted(data.iterdir()) if d.is_dir() and d.name != "golden")
+    captures = tmp_path / "captures"
+    captures.mkdir()
+    for f in source.iterdir():
+        if f.is_file():
+            (captures / f.name).write_bytes(f.read_bytes())
+    before = tree(captures)
+    first = sorted(p.name for p in captures.iterdir())[0]
+    target = captures / (first if where == "a file it reads" else "state.json")
+    result = xce("import", kind, captures, "-o", target, "--force")
+    assert result.exit_code == 2, result.output
+    assert "is in the input directory" in result.output
+    assert tree(captures) == before
+    fine = captures / "state.yaml"  # not a file an import of the directory reads
+    assert xce("import", kind, captures, "-o", fine).exit_code == 0
+    assert fine.is_file()
+
+
 @pytest.mark.parametrize("name", ["jobs.csv", "utilisation.png", "metrics.json"])
 def test_simulate_out_keeps_a_users_files(tmp_path: Path, name: str) -> None:
     """issue 10: ``xce simulate --out DIR`` overwrote a jobs.csv or utilisation.png the

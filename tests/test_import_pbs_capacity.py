@@ -166,7 +166,7 @@ def test_schedule_does_not_dispatch_onto_unattributed_cpus(tmp_path: Path) -> No
     (tmp_path / "nodes.json").write_text(json.dumps({**header, **nodes(ncpus=8)}))
     pending = job(Resource_List={"select": "1:ncpus=1"})
     (tmp_path / "jobs.json").write_text(json.dumps({**header, "Jobs": {"2.srv": pending}}))
-    out = tmp_path / "state.json"
+    out = tmp_path / "state.yaml"  # not a .json the import of tmp_path reads
     result = CliRunner().invoke(import_app, ["pbs", str(tmp_path), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "pbs:NODE:unattributed): 1" in result.stderr

@@ -267,7 +267,7 @@ def test_schedule_pends_held_begin_dependency_and_array_limit(tmp_path: Path) ->
     doc = {"pbs_version": "23.06.06", "pbs_server": "srv", "timestamp": NOW_S, "Jobs": jobs}
     (tmp_path / "jobs.json").write_text(json.dumps(doc))
     (tmp_path / "nodes.json").write_text(json.dumps({"pbs_version": "23.06.06", **NODES}))
-    out = tmp_path / "state.json"
+    out = tmp_path / "state.yaml"  # not a .json the import of tmp_path reads
     result = CliRunner().invoke(import_app, ["pbs", str(tmp_path), "-o", str(out)])
     assert result.exit_code == 0, result.output
     decisions = json.loads(CliRunner().invoke(app, ["schedule", str(out), "--json"]).stdout)

@@ -352,3 +352,5 @@ def test_a_jsonl_job_naming_an_unknown_reservation_names_the_line(tmp_path: Path
         load_jobs_file(path)
     assert info.value.line == 2
     assert "unknown reservation" in info.value.message
+    # not a typo to look for: a replay's jobs file may name no reservation at all
+    assert "does not simulate advance reservations" in info.value.message

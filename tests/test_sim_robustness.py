@@ -270,6 +270,16 @@ def test_truncated_gzip_trace_is_a_located_input_error(tmp_path: Path, lenient: 
     assert f"lines 1 to {err.line - 1} were read whole" in err.message
 
 
+def test_a_gzip_trace_cut_in_its_first_line_says_no_line_was_read(tmp_path: Path) -> None:
+    """Cut before its first line ends, a trace reads no line whole ("lines 1 to 0" once)."""
+    path = tmp_path / "cut.swf.gz"
+    path.write_bytes(gzip.compress(("; " + "x" * 100_000 + "\n").encode())[:60])
+    with pytest.raises(InputError, match="truncated") as caught:
+        read_swf(path)
+    assert caught.value.line == 1
+    assert "(no line was read whole)" in caught.value.message
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
 @pytest.mark.parametrize("name", ["t.swf", "t.swf.gz", "w.jsonl", "w.yaml"])
 def test_trace_or_jobs_file_must_be_a_regular_file(tmp_path: Path, kind: str, name: str) -> None:
@@ -546,3 +556,22 @@ def test_a_cluster_files_pending_jobs_are_not_replayed_and_a_warning_says_so() -
     result = sim.run()
     assert [r.job.id for r in result.records] == ["a"]
     assert line in result.warnings
+
+
+def test_a_cluster_files_running_jobs_without_runtime_are_said_to_hold_for_ever() -> None:
+    """An imported capture's running jobs have no runtime: they hold their slots for the
+    whole replay (docs/simulation.md), and a job that needs them reads "unrunnable";
+    the replay says so rather than leave the user to find out (new user, 2026-12-07)."""
+    from xce.cluster import HostAlloc, RunningJob
+
+    state = uniform_cluster(2, 1)
+    held = RunningJob("r1", "u", "normal", "default", 0.0, (HostAlloc("n0", 1),))
+    ends = replace(held, id="r2", alloc=(HostAlloc("n1", 1),), runtime=30.0)
+    jobs = [SimJob("a", 0.0, 5.0, 1)]
+    assert not any(
+        "no runtime" in w for w in Simulation(replace(state, running=(ends,)), jobs).warnings
+    )
+    sim = Simulation(replace(state, running=(held, ends)), jobs)
+    [line] = [w for w in sim.warnings if "no runtime" in w]
+    assert "its 1 running job(s) have no runtime" in line
+    assert line in sim.run().warnings

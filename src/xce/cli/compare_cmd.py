@@ -37,10 +37,10 @@ def compare(
         typer.Option(
             "--policy",
             metavar="POLICY",
-            help="PICKER[+MODIFIER...]: fcfs, strict, fairshare, priority, multifactor or "
-            "a plugin's picker; "
+            help="PICKER[+MODIFIER...]: fcfs, strict, fairshare, priority, multifactor, "
+            "lsf-fairshare or a plugin's picker; "
             "modifiers: a preemptor's name, nopreempt, a backfill policy (none, easy, "
-            "conservative). Give it once per policy.",
+            "conservative, slurm). Give it once per policy.",
         ),
     ],
     replay: Replay,

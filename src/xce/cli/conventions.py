@@ -125,10 +125,10 @@ PREEMPTOR_OPTION = typer.Option(
 BACKFILL_OPTION = typer.Option(
     "--backfill",
     metavar="POLICY",
-    help="Backfill policy of queues that name none: none (default), easy or conservative "
-    "(or a plugin's). none with --picker strict is Slurm's sched/builtin and the "
-    "literature's FCFS; easy is EASY backfill (LSF slot reservation with backfill); "
-    "conservative plans every waiting job, as Slurm's sched/backfill.",
+    help="Backfill policy of queues that name none: none (default), easy, conservative, "
+    "slurm (Slurm's own planner) or a plugin's. none with --picker strict is Slurm's "
+    "sched/builtin and the literature's FCFS; easy is EASY backfill (LSF slot "
+    "reservation with backfill); conservative plans every waiting job, as Slurm's sched/backfill.",
 )
 """``--backfill POLICY`` (xce schedule, simulate); checked by :func:`check_backfill`."""
 

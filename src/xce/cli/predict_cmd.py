@@ -5,7 +5,6 @@ own estimate when the state was imported."""
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -124,10 +123,13 @@ def predict(
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise InputError(f"--workers: expected 1 to {MAX_WORKERS}, not {workers}")
     processes = workers if workers is not None else max(1, len(os.sched_getaffinity(0)))
-    if now is not None and not math.isfinite(now):
-        raise InputError(f"--now: the replay's start must be a finite number, not {now}")
+    if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
+        raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
     if timezone is not None:
-        timefmt.check_zone(timezone)
+        try:
+            timefmt.check_zone(timezone)
+        except ValueError as err:
+            raise InputError(f"--timezone: {err}") from None
     pickers = check_picker(picker)
     chosen = check_preemptor(preemptor)
     check_backfill(backfill)

@@ -78,7 +78,7 @@ def schedule(
             "--picker",
             metavar="NAME",
             help="Default job picker (fcfs, strict, fairshare, priority, multifactor, "
-            "or a plugin's) "
+            "lsf-fairshare, or a plugin's) "
             "for queues that name none.",
         ),
     ] = None,
@@ -223,10 +223,9 @@ def _load(state_file: Path, lenient: bool) -> tuple[ClusterState, tuple[InvalidJ
 
 
 def _check_now(now: float | None) -> None:
-    import math
 
-    if now is not None and not math.isfinite(now):
-        raise InputError(f"--now: the session time must be a finite number of seconds, not {now}")
+    if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
+        raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
 
 
 def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Path | None:

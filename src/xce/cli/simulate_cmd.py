@@ -125,7 +125,8 @@ def simulate(
         typer.Option(
             "--picker",
             metavar="NAME",
-            help="Default job picker (fcfs, strict, fairshare, priority, multifactor, ...).",
+            help="Default job picker (fcfs, strict, fairshare, priority, multifactor, "
+            "lsf-fairshare, or a plugin's).",
         ),
     ] = None,
     preemptor: Annotated[str | None, PREEMPTOR_OPTION] = None,

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import msgspec
 
 from xce.cluster.jobflow import SyntaxProblem, parse_array, parse_dependency
-from xce.errors import clip
+from xce.errors import InputError, clip
 from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "StateSpec",
     "check_job_flow",
     "check_job_reservation",
+    "check_replay_time",
     "check_spec",
     "clip",
     "decode",
@@ -58,6 +59,20 @@ MAX_NUMBER = 10**15
 whole numbers are exact in a float64), job ids written as numbers included."""
 
 _BIG = float(MAX_NUMBER)
+
+
+def check_replay_time(at: float, what: str) -> float:
+    """``at`` if a state could hold it as a time (finite, at most :data:`MAX_NUMBER` in
+    magnitude); else the InputError a replay (``xce simulate``, ``xce predict``) that
+    reaches it gives, naming ``what`` took it there (exit 2, not a failed event)."""
+    if not abs(at) <= _BIG:
+        raise InputError(
+            f"the replay reaches time {at!r} s ({what}), past the largest time a state "
+            "holds (1e15 s): start earlier, or use a smaller --interval or runtimes"
+        )
+    return at
+
+
 Number = Annotated[float, msgspec.Meta(ge=-_BIG, le=_BIG)]  # also refuses inf and nan
 Integer = Annotated[int, msgspec.Meta(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 NonNegInt = Annotated[int, msgspec.Meta(ge=0, le=MAX_NUMBER)]
@@ -524,7 +539,13 @@ def _check_timezone(name: str | None) -> None:
 def check_job_reservation(job: JobSpec, at: DocPath, reservations: list[ReservationSpec]) -> None:
     """A job may name only a reservation the file declares."""
     if job.reservation is not None and all(r.name != job.reservation for r in reservations):
-        raise SpecError((*at, "reservation"), f"unknown reservation {quote(job.reservation)}")
+        why = f"unknown reservation {quote(job.reservation)}"
+        if not reservations:  # a jobs file (xce simulate) never declares one
+            why += (
+                ": the file declares no reservations (a replay's jobs file may not name one: "
+                "a replay does not simulate advance reservations)"
+            )
+        raise SpecError((*at, "reservation"), why)
 
 
 def _check_runtimes(name: str, queue: QueueSpec) -> None:

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from xce.alloc import Dispatched, PendInfo, Pending
 from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob, estimate
 from xce.cluster.jobflow import DepKind
+from xce.cluster.schema import check_replay_time
 from xce.core import (
     JobFinished,
     JobPreempted,
@@ -367,6 +368,7 @@ class _Replay:
     def _end_at(self, job_id: str, at: float) -> None:
         self.ends[job_id] = at
         if math.isfinite(at):
+            check_replay_time(at, f"the end of job {job_id}")
             heapq.heappush(self.heap, (at, self.seq, job_id))
             self.seq += 1
 

@@ -19,7 +19,7 @@ from xce.cluster.estimates import estimate
 from xce.sim.model import SimJob
 from xce.timefmt import duration
 
-__all__ = ["backfill_estimates", "ignored_jobs"]
+__all__ = ["backfill_estimates", "endless_running", "ignored_jobs"]
 
 
 def backfill_estimates(
@@ -73,4 +73,18 @@ def ignored_jobs(state: ClusterState) -> list[str]:
     return [
         f"cluster: its {count:,} pending job(s) are not replayed (a replay's jobs are the "
         "workload's; to replay a snapshot's queue forward, use xce predict)"
+    ]
+
+
+def endless_running(state: ClusterState) -> list[str]:
+    """One line when running jobs of the cluster's state have no runtime: they hold
+    their slots for the whole replay (docs/simulation.md), which an imported capture's
+    running jobs always do; a job the rest cannot run for it is then "unrunnable"."""
+    count = sum(1 for r in state.running if r.runtime is None)
+    if not count:
+        return []
+    return [
+        f"cluster: its {count:,} running job(s) have no runtime, so they hold their slots "
+        "for the whole replay (a capture gives none): give each a runtime in the state "
+        "file to have it end"
     ]

@@ -77,6 +77,7 @@ from xce.alloc import (
     default_registry,
 )
 from xce.cluster import SLOTS, ClusterState, PendingJob, RunningJob
+from xce.cluster.schema import MAX_NUMBER, check_replay_time
 from xce.core import (
     JobFinished,
     JobKilled,
@@ -101,7 +102,7 @@ from xce.core.pickers import (
 )
 from xce.errors import EventError, InputError, InternalError, clip
 from xce.preempt import PreemptorRegistry, default_preemptors
-from xce.sim.caveats import ignored_jobs
+from xce.sim.caveats import endless_running, ignored_jobs
 from xce.sim.checks import check_against, check_workload
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
@@ -258,7 +259,9 @@ class Simulation:
         self._clocked: tuple[int, bool] | None = None
         self.stats = SimStats()
         # known before the run (xce.sim.caveats, xce.sim.flow)
-        self.warnings = self._caveats() + flow_warnings + ignored_jobs(cluster)
+        self.warnings = (
+            self._caveats() + flow_warnings + ignored_jobs(cluster) + endless_running(cluster)
+        )
         # the replay's progress (see _begin_run)
         self._run_started = 0.0
         self._run_total = 0
@@ -414,6 +417,8 @@ class Simulation:
                 self._apply_flow(flow.never(decision.job, self._now))
 
     def _push(self, at: float, kind: int, job_id: str) -> int:
+        if not abs(at) <= MAX_NUMBER:
+            check_replay_time(at, "a session" if kind == _SESSION else f"job {job_id}")
         seq = self._seq
         heapq.heappush(self._heap, (at, kind, seq, job_id))
         self._seq += 1

@@ -115,8 +115,9 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
                 number += 1
                 yield number, raw.decode("utf-8", "replace")
             if broken is not None:
+                read = f"lines 1 to {number} were" if number > 1 else "line 1 was"
                 raise InputError(
-                    f"{broken.message} (lines 1 to {number} were read whole)",
+                    f"{broken.message} ({read if number else 'no line was'} read whole)",
                     source=path,
                     line=number + 1,
                 ) from None
