@@ -428,9 +428,13 @@ def test_cli_knobs_and_cluster(tmp_path: Path) -> None:
         (["--queues", "normal"], "--queues"),
         (["--queues", "a=1,b=x"], "--queues"),
         (["--queues", "a=0"], "--queues"),
+        (["--queues", "normal=1,normal=2"], "--queues: queue 'normal' is given twice"),
+        (["--cluster", "{tmp}/full.yaml"], "the cluster ({tmp}/full.yaml) has no open host"),
     ],
 )
 def test_cli_bad_input_exits_2(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "full.yaml").write_text("hosts: [{name: h0, slots: 1, status: closed}]\n")
+    message = message.format(tmp=tmp_path)
     base = {"--jobs": "10", "--out": f"{tmp_path}/w.yaml"}
     given = dict(zip(args[::2], (a.format(tmp=tmp_path) for a in args[1::2]), strict=True))
     argv = [x for k, v in {**base, **given}.items() for x in (k, v)]

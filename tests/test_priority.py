@@ -533,6 +533,7 @@ def test_the_multifactor_picker_needs_a_priority_section(tmp_path: Path) -> None
     result = CliRunner().invoke(app, ["schedule", path])
     assert result.exit_code == 2, result.output
     assert "priority section" in result.output
+    assert f"the cluster ({path}) has none" in result.output
 
 
 def test_no_factor_is_nan() -> None:

@@ -71,6 +71,8 @@ def parse_queues(text: str) -> tuple[tuple[str, float], ...]:
             value = math.nan
         if not (sep and name.strip() and math.isfinite(value) and value >= 0):
             raise InputError(f"--queues: expected NAME=WEIGHT,..., got {item!r}")
+        if any(n == name.strip() for n, _ in out):
+            raise InputError(f"--queues: queue {name.strip()!r} is given twice")
         out.append((name.strip(), value))
     return tuple(out)
 

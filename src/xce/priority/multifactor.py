@@ -489,6 +489,7 @@ def _priority_of(state: ClusterState) -> PrioritySetup:
     if state.priority is None:
         raise InputError(
             "the multifactor picker needs the state's priority section "
-            "(weights, and associations for fair share: docs/priority.md)"
+            "(weights, and associations for fair share: docs/priority.md); the cluster "
+            f"({state.source or 'given in code'}) has none"
         )
     return state.priority

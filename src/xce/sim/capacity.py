@@ -91,7 +91,10 @@ class ClusterCapacity:
         held, shared_held = self._held(state)
         self.slots: FloatArray = np.nan_to_num(hosts.capacity[SLOTS] - held[SLOTS])[self.ok]
         if self.slots.sum() < 1:
-            raise InputError("the cluster has no open host with a free slot: no job could run")
+            raise InputError(
+                f"the cluster ({state.source or 'given in code'}) has no open host with a "
+                "free slot: no job could run"
+            )
         self.mem_name = _memory_resource(state)
         mem = hosts.capacity[self.mem_name] - held[self.mem_name] if self.mem_name else None
         self.mem: FloatArray = self.slots * 0 if mem is None else np.nan_to_num(mem)[self.ok]
