@@ -68,28 +68,20 @@ def _refuse_read_dirs(target: Path, inputs: list[str], texts: bool) -> None:
     """``-o`` naming a file a directory input's import reads (every ``*.json`` in it, and
     ``*.txt`` where text is read too), or would read next time, is refused: xce never
     writes over an input, and the next import of the directory would read the state."""
+    from xce.cli.outputs import same_file
     from xce.errors import InputError
 
     kinds = (".json", ".txt") if texts else (".json",)
     if target.suffix not in kinds:
         return
     for item in inputs:
-        if item != "-" and Path(item).is_dir() and _same_dir(target.parent, Path(item)):
+        if item != "-" and Path(item).is_dir() and same_file(target.parent, Path(item)):
             globs = " and ".join(f"*{k}" for k in kinds)
             raise InputError(
                 f"--output {target} is in the input directory {item}, whose {globs} files "
                 f"are read as inputs (also by the next import of it): xce never writes "
                 "over an input"
             )
-
-
-def _same_dir(a: Path, b: Path) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _write(state: dict[str, object], target: Path) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "check_file",
     "output_path",
     "plain",
+    "same_file",
     "shown",
     "write_dir",
     "write_file",
@@ -66,7 +67,7 @@ def output_path(text: str, option: str) -> Path:
     return Path(text)
 
 
-def _same(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Whether ``a`` and ``b`` name one file (also through links); a path that does not
     exist is compared by its resolved name."""
     try:
@@ -81,7 +82,7 @@ def _exists(path: Path) -> bool:
 
 def _refuse_inputs(path: Path, option: str, inputs: Inputs) -> None:
     for name, given in inputs:
-        if _same(path, given):
+        if same_file(path, given):
             raise InputError(
                 f"{option} {path} is the input {name} ({given}): xce never writes over an input"
             )
