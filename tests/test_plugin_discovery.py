@@ -35,7 +35,7 @@ from xce.alloc import (
 )
 from xce.cluster import ClusterState, Queue, state_from_dict
 from xce.core import JobPicker, QueueCursor, Session, default_pickers
-from xce.errors import RegistryError
+from xce.errors import InputError
 
 XCE = Path(sys.executable).parent / "xce"
 BUILTIN_PICKERS = ["fcfs", "strict", "fairshare", "priority", "multifactor", "lsf-fairshare"]
@@ -232,11 +232,38 @@ def test_the_plugin_cursor_keeps_the_contract(picker_plugin: Path) -> None:
 
 
 def test_a_plugin_cannot_take_a_builtin_name(shadowing_plugin: Path) -> None:
-    """A plugin advertised as ``fcfs`` is refused (RegistryError), not silently swapped
-    for the builtin; ``plugins=False`` still gives the builtins."""
-    with pytest.raises(RegistryError, match="fcfs"):
+    """A plugin advertised as ``fcfs`` is refused (bad input naming the plugin's entry
+    point, not an internal error), not silently swapped for the builtin;
+    ``plugins=False`` still gives the builtins."""
+    with pytest.raises(InputError, match="fcfs") as caught:
         default_pickers()
+    assert "already registered" in caught.value.message
+    assert "entry point group xce.pickers" in caught.value.message
     assert default_pickers(plugins=False).get("fcfs").__module__ == "xce.core.pickers"
+
+
+def test_a_broken_plugin_is_bad_input_naming_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package advertising a picker from a module that does not import: every command
+    that loads pickers exits 2 naming the package and its entry point (it was reported
+    as an internal error of xce's)."""
+    root = tmp_path / "site"
+    with installed(
+        root, monkeypatch, "badplug", "", "[xce.pickers]\nbroken = nosuchmodule:Thing\n"
+    ):
+        with pytest.raises(InputError) as caught:
+            default_pickers()
+        message = caught.value.message
+        assert "broken = nosuchmodule:Thing" in message
+        assert "package badplug" in message
+        assert "ModuleNotFoundError" in message
+        state = tmp_path / "s.yaml"
+        state.write_text("hosts: [{name: h0, slots: 1}]\njobs: [{id: j}]\n")
+        result = _xce(root, str(state))
+        assert result.returncode == 2, result.stderr
+        assert "nosuchmodule:Thing" in result.stderr
+        assert "internal error" not in result.stderr
 
 
 def _xce(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

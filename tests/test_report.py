@@ -270,6 +270,23 @@ def _records(*spans: tuple[float, float, int]) -> list[JobRecord]:
     ]
 
 
+@pytest.mark.parametrize("start", ["100000000", "0"])
+def test_a_gantt_window_with_no_job_in_it_says_so(made: Path, tmp_path: Path, start: str) -> None:
+    """No job runs in the window: the panel says so (matplotlib's date ticks once failed
+    on the empty axis, an internal error, exit 1)."""
+    page = _report([str(made / "sim"), "-o", str(tmp_path / "r.html"), "--gantt-from", start])
+    assert "<section" in page
+
+
+def test_a_gantt_window_past_a_century_exits_2(made: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        report_app, [str(made / "sim"), "-o", str(tmp_path / "r.html"), "--gantt-hours", "1e300"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--gantt-hours 1e+300: expected a positive number of hours, at most" in result.output
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_the_gantt_window() -> None:
     day = 86400.0
     records = _records((10, 20, 1), (day + 5, day + 9, 1), (day + 7, day + 8, 1))

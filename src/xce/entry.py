@@ -80,5 +80,13 @@ class NamedRegistry(Generic[T]):
         """Register every member installed packages advertise in ``group`` (default:
         this registry's)."""
         for ep in advertised(group or self.group):
-            factory: Callable[[], T] = ep.load()
-            self.register(factory())
+            try:
+                factory: Callable[[], T] = ep.load()
+                self.register(factory())
+            except Exception as err:  # a package's plugin, not xce, is at fault: say which
+                dist = getattr(ep.dist, "name", None)
+                origin = f" of package {dist}" if dist else ""
+                raise InputError(
+                    f"the {self.what} plugin {ep.name} = {ep.value} (entry point group "
+                    f"{ep.group}{origin}) cannot be used: {type(err).__name__}: {err}"
+                ) from err

@@ -24,6 +24,8 @@ __all__ = ["report", "report_app"]
 
 REPORT_NAME = "report.html"
 """The page's name in RESULTS when ``-o`` is not given."""
+MAX_GANTT_HOURS = 876_000
+"""The longest Gantt window, a century: it stays within the dates a calendar shows."""
 
 
 def report(
@@ -77,8 +79,11 @@ def report(
     if trace is not None:
         inputs.append(("--trace", trace))
     check_file(target, "--output", inputs, force=force)
-    if not (gantt_hours > 0 and gantt_hours < float("inf")):
-        raise InputError(f"--gantt-hours {gantt_hours}: expected a positive number of hours")
+    if not 0 < gantt_hours <= MAX_GANTT_HOURS:
+        raise InputError(
+            f"--gantt-hours {gantt_hours}: expected a positive number of hours, at most "
+            f"{MAX_GANTT_HOURS:,} (a century)"
+        )
 
     from xce.sim.report import build_report, load_results
 

@@ -22,7 +22,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, NullLocator
+from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
 from xce.sim.files import COMPARE_PLOTS, SIMULATE_PLOTS
 from xce.sim.metrics import utilisation
@@ -188,6 +188,8 @@ def no_data(ax: Axes, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes)
     ax.set_xticks([])
     ax.set_yticks([])
+    # a date axis' ConciseDateFormatter fails on no ticks at all (an empty Gantt window)
+    ax.xaxis.set_major_formatter(NullFormatter())
 
 
 def _draw_steps(ax: Axes, hours: FloatArray, values: FloatArray, *, fill: bool = False) -> None:

@@ -149,6 +149,8 @@ def gantt(
     ax.set_title(f"{policy + ': ' if policy else ''}jobs on hosts, {len(shown)} in the window")
     plots.time_axis(ax, calendar_start)
     ax.set_ylabel("Host")
+    edges = plots.time_x(np.array([low, high], dtype=np.float64), calendar_start)
+    ax.set_xlim(edges[0], edges[1])  # the window, even with no job in it
     if not shown:
         plots.no_data(ax, "job running in this window")
         return
@@ -159,7 +161,6 @@ def gantt(
     hosts = sorted(on, key=_natural)
     for spans in on.values():
         spans.sort()  # by start: the greedy lanes are then as few as can be
-    edges = plots.time_x(np.array([low, high], dtype=np.float64), calendar_start)
     for row, h in enumerate(hosts):
         lanes = _lanes(on[h])
         height = 0.8 / (max(lanes) + 1)
@@ -168,7 +169,6 @@ def gantt(
             bottom = row - 0.4 + lane * height
             color = plots.PALETTE[k % len(plots.PALETTE)]
             ax.broken_barh([(x[0], x[1] - x[0])], (bottom, height), color=color, alpha=0.8)
-    ax.set_xlim(edges[0], edges[1])
     ax.set_ylim(-0.6, len(hosts) - 0.4)
     if len(hosts) <= 40:
         ax.set_yticks(np.arange(len(hosts)))
