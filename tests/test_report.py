@@ -509,7 +509,13 @@ def test_a_results_table_not_of_a_sweep(tmp_path: Path, text: str, message: str)
         ("metrics.json", DEEP, "metrics.json:1:101: nested deeper than 100 levels"),
         ("metrics.json", '{"a": ' + DEEP + "}", "metrics.json:1:106: nested deeper"),
         ("metrics.json", '{\n"s": "[[[[",\n"a": ' + DEEP + "}", "metrics.json:3:105: nested"),
-        ("metrics.json", '{"total_slots": "many"}', "metrics.json: total_slots: expected a number"),
+        (
+            "metrics.json",
+            '{"total_slots": "many"}',
+            "metrics.json: total_slots: expected a positive number",
+        ),
+        ("metrics.json", '{"total_slots": 0}', "metrics.json: total_slots: expected a positive"),
+        ("metrics.json", '{"total_slots": -5}', "metrics.json: total_slots: expected a positive"),
         ("metrics.json", '{"by_queue": [1]}', "metrics.json: by_queue: expected an object"),
         (
             "metrics.json",
@@ -523,7 +529,18 @@ def test_a_results_table_not_of_a_sweep(tmp_path: Path, text: str, message: str)
             "compare.json: policies[0].metrics.by_user.u: expected an object",
         ),
     ],
-    ids=["deep", "deep inside", "deep on line 3", "slots", "queues", "group", "compare", "cmp"],
+    ids=[
+        "deep",
+        "deep inside",
+        "deep on line 3",
+        "slots",
+        "no slots",
+        "negative slots",
+        "queues",
+        "group",
+        "compare",
+        "cmp",
+    ],
 )
 def test_results_nested_too_deep_or_misshapen(
     made: Path, tmp_path: Path, name: str, text: str, message: str

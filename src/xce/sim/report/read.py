@@ -319,15 +319,15 @@ def _check_metrics(
     metrics: dict[str, Any], source: str, prefix: str = "", line: int | None = None
 ) -> None:
     """Refuse, at its JSON path, what the page reads from a metrics object and cannot
-    use: ``total_slots`` not a number, ``by_queue``/``by_user`` not objects of objects
+    use: ``total_slots`` not a positive number, ``by_queue``/``by_user`` not objects of objects
     of numbers (or nulls)."""
 
     def bad(path: str, expected: str) -> InputError:
         return InputError(f"expected {expected}", source=source, path=prefix + path, line=line)
 
     slots = metrics.get("total_slots")
-    if slots is not None and not _is_number(slots):
-        raise bad("total_slots", "a number")
+    if slots is not None and not (_is_number(slots) and slots > 0):
+        raise bad("total_slots", "a positive number (the cluster's slots)")
     for key in ("by_queue", "by_user"):
         groups = metrics.get(key)
         if groups is None:
