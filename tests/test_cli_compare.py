@@ -126,7 +126,9 @@ def test_table_and_out_files(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("bogus", "--policy 'bogus': unknown picker 'bogus'"),
-        ("fcfs+bogus", "--policy 'fcfs+bogus': unknown or repeated modifier 'bogus'"),
+        ("fcfs+bogus", "--policy 'fcfs+bogus': unknown modifier 'bogus'"),
+        ("fcfs+easy+conservative", r"two backfill policies \(easy and conservative\)"),
+        ("fcfs+lowest_priority_first+lowest_priority_first", "two preemptors"),
         ("fcfs+nopreempt+lowest_priority_first", "contradict"),
     ],
 )

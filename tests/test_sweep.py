@@ -205,7 +205,7 @@ def test_command_runs_then_skips_finished_cells(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("grid", "where", "words"),
     [
-        (GRID.replace("fcfs+easy]", "fcfs+warp]"), "policies[2]", "unknown or repeated modifier"),
+        (GRID.replace("fcfs+easy]", "fcfs+warp]"), "policies[2]", "unknown modifier"),
         (GRID.replace("[fcfs,", "[nosuch,"), "policies[0]", "unknown picker"),
         (
             GRID.replace("file: cluster.yaml\n  - file", "file: gone.yaml\n  - file"),

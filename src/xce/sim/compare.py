@@ -157,11 +157,15 @@ def parse_policy(
             preemptor = mod
         elif mod in backfills.names() and backfill is None:
             backfill = mod
+        elif mod in backfills.names():
+            raise InputError(
+                f"--policy {text!r}: two backfill policies ({backfill} and {mod}): give one"
+            )
+        elif mod in preemptors.names():
+            raise InputError(f"--policy {text!r}: two preemptors ({preemptor} and {mod}): give one")
         else:
             known = ", ".join([NOPREEMPT, *sorted(preemptors.names()), *backfills.names()])
-            raise InputError(
-                f"--policy {text!r}: unknown or repeated modifier {mod!r} (known: {known})"
-            )
+            raise InputError(f"--policy {text!r}: unknown modifier {mod!r} (known: {known})")
     if not preempt and preemptor is not None:
         raise InputError(f"--policy {text!r}: {NOPREEMPT} and a preemptor contradict")
     return Policy(text, head, preemptor, preempt, backfill)
