@@ -115,9 +115,9 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
                 number += 1
                 yield number, raw.decode("utf-8", "replace")
             if broken is not None:
-                read = f"lines 1 to {number} were" if number > 1 else "line 1 was"
+                read = {0: "no line was", 1: "line 1 was"}.get(number, f"lines 1 to {number} were")
                 raise InputError(
-                    f"{broken.message} ({read if number else 'no line was'} read whole)",
+                    f"{broken.message} ({read} read whole)",
                     source=path,
                     line=number + 1,
                 ) from None
