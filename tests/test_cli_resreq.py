@@ -70,10 +70,24 @@ def test_json_term_details() -> None:
     assert term["select"] == "mem>4000 && fast"
     assert term["order"] == ["-slots"]
     assert term["rusage"] == [
-        {"amounts": {"mem": 2000.0, "swp": 500.0}, "duration": 10.0, "decay": None}
+        {"amounts": {"mem": 2000.0, "swp": 500.0}, "methods": {}, "duration": 10.0, "decay": None}
     ]
     assert term["span"] == {"hosts": None, "ptile": 4}
     assert term["fingerprint"] == info["fingerprint"]  # SIMPLE: the primary's own
+
+
+def test_reservation_methods_are_shown_and_written() -> None:
+    """A reservation method written with an amount (``gpu=4/job``) is in the JSON group's
+    ``methods`` and in the human tree beside its amount; an amount without one has none."""
+    text = "rusage[mem=100/task:gpu=1/host, lic=2/job:swp=5]"
+    (term,) = as_json(text)["alternatives"][0]["terms"]
+    assert [g["methods"] for g in term["rusage"]] == [
+        {"gpu": "host", "mem": "task"},
+        {"lic": "job"},
+    ]
+    out = run(text).stdout
+    assert "rusage  gpu=1/host, mem=100/task" in out
+    assert "rusage  lic=2/job, swp=5" in out
 
 
 def test_console_script_json() -> None:

@@ -43,7 +43,12 @@ def _primary(p: PrimaryResreq) -> dict[str, Any]:
         "select_node_id": p.select.id if p.select is not None else 0,
         "order": [str(k) for k in p.order],
         "rusage": [
-            {"amounts": dict(g.amounts), "duration": g.duration, "decay": g.decay}
+            {
+                "amounts": dict(g.amounts),
+                "methods": dict(g.methods),
+                "duration": g.duration,
+                "decay": g.decay,
+            }
             for g in p.rusage.groups
         ],
         "span": None if p.span is None else {"hosts": p.span.hosts, "ptile": p.span.ptile},
@@ -125,7 +130,10 @@ def _sections(leaf: Tree, term: dict[str, Any]) -> None:
     if term["order"]:
         _add(leaf, "order   " + ":".join(term["order"]))
     for g in term["rusage"]:
-        amounts = ", ".join(f"{k}={v:g}" for k, v in g["amounts"].items())
+        methods = g["methods"]
+        amounts = ", ".join(
+            f"{k}={v:g}" + (f"/{methods[k]}" if k in methods else "") for k, v in g["amounts"].items()
+        )
         extra = "".join(f", {k}={g[k]:g}" for k in ("duration", "decay") if g[k] is not None)
         _add(leaf, f"rusage  {amounts}{extra}")
     if term["span"] is not None:
