@@ -77,7 +77,7 @@ def test_waiting_it_keeps_its_earliest_plan_and_holds_each() -> None:
     ]
     k = {"id": "k", "queue": "qa", "resreq": "select[pa]", "tasks": 4, "requested_time": 50,
          "submit_time": 1}  # fmt: skip
-    doc = two_queues({"id": "j", "requested_time": 50}, k, running=running, now=0)
+    doc = two_queues({"id": "j", "requested_time": 50}, k, running=running, now=1)
     got = decide(doc, backfill="conservative")
     assert isinstance(got["j"], Pending)
     assert got["j"].plan is not None

@@ -433,6 +433,25 @@ def test_a_now_no_state_holds_exits_2(tmp_path: Path, value: str, command: str) 
     assert "is not a time a state holds (at most 1e15 s)" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["schedule", "predict"])
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [("9", "job 'long' is submitted at 10"), ("4", "job 'big' is submitted at 5")],
+)
+def test_a_now_before_what_the_state_holds_exits_2(
+    tiny: Path, command: str, value: str, named: str
+) -> None:
+    """``--now`` before a pending job's submission (or a running job's start) would let
+    the session start the job before it exists (a prediction put long's start at 9,
+    before its submit time 10): exit 2 naming the job, nothing printed on stdout. At
+    the latest submit time, 10, the state is whole and the command runs."""
+    result = _xce(command, tiny, f"--now={value}")
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert f"--now {value}: {named}, after it" in result.stderr
+    _ok(command, tiny, "--now=10")
+
+
 @pytest.mark.parametrize("zone", ["Mars/X", ""])
 def test_predict_names_an_unknown_timezone(tmp_path: Path, zone: str) -> None:
     """``xce predict --timezone`` with a zone this machine does not know: exit 2 naming

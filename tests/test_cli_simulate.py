@@ -328,6 +328,19 @@ def test_synthetic_with_a_seed(tmp_path: Path) -> None:
     assert runs["a"] != runs["c"]
 
 
+def test_a_seed_for_a_file_workload_exits_2(trace: Path) -> None:
+    """``--seed`` seeds only a generated workload; with a trace it was silently left
+    unused, so it is refused (exit 2, naming the option) before anything is read. The
+    same trace without it replays, and ``synthetic:N`` without it is seed 0's."""
+    result = xce("--workload", trace, "--seed", "7")
+    assert result.exit_code == 2, result.output
+    assert "--seed 7: only a synthetic:N workload is drawn from a seed" in result.stderr
+    assert result.stdout == ""
+    assert metrics_of("--workload", trace)["jobs"] > 0
+    args = ("--workload", "synthetic:40", "--hosts", "4")
+    assert ok(*args, "--json").stdout == ok(*args, "--seed", "0", "--json").stdout
+
+
 def test_synthetic_on_a_uniform_cluster() -> None:
     data = metrics_of("--workload", "synthetic:50", "--hosts", "8", "--slots-per-host", "16")
     assert data["jobs"] == 50

@@ -489,10 +489,10 @@ def test_fairshare_interleaves_a_record_with_other_users() -> None:
     u1's dynamic priority (1 / (1 + 1 slot)) is below u2's (1), so u2's job goes next —
     as with three separate jobs of u1. A record must not take every slot for its user in
     one turn."""
-    b = ClusterBuilder().hosts(3, slots=1).at(0).picker("fairshare")
+    b = ClusterBuilder().hosts(3, slots=1).at(1).picker("fairshare")
     b.job("A", 1, user="u1", submit_time=0).job("j", 1, user="u2", submit_time=1)
     as_array = outcomes(decisions(flow_state(b, {"A": {"array": "1-3"}})))
-    b = ClusterBuilder().hosts(3, slots=1).at(0).picker("fairshare")
+    b = ClusterBuilder().hosts(3, slots=1).at(1).picker("fairshare")
     for task in ("A_1", "A_2", "A_3"):
         b.job(task, 1, user="u1", submit_time=0)
     b.job("j", 1, user="u2", submit_time=1)

@@ -170,16 +170,17 @@ def test_a_job_that_cannot_start_holds_nobody() -> None:
 
 @pytest.mark.parametrize(
     ("picker", "big_start", "long_runs"),
-    [("priority", 100, False), ("fcfs", 1000, True)],
+    [("priority", 100, False), ("fcfs", 1005, True)],
 )
 def test_priority_decides_who_is_planned_first(
     picker: str, big_start: float, long_runs: bool
 ) -> None:
-    """Conservative backfill plans in picker order. r holds h0 until 100. big (2 tasks,
-    estimate 10, priority 10, submitted later) and long (1 task, estimate 1000,
-    priority 1). priority: big first, planned at 100; long would run over it on h1:
-    RESERVED. fcfs: long first, starts on h1; big planned when it ends, 1000."""
-    b = ClusterBuilder().hosts(2, slots=1).at(0).backfill("conservative").picker(picker)
+    """Conservative backfill plans in picker order; the session is at 5. r holds h0
+    until 100. big (2 tasks, estimate 10, priority 10, submitted later) and long (1
+    task, estimate 1000, priority 1). priority: big first, planned at 100; long would
+    run over it on h1: RESERVED. fcfs: long first, starts on h1 at 5; big planned when
+    it ends, 1005."""
+    b = ClusterBuilder().hosts(2, slots=1).at(5).backfill("conservative").picker(picker)
     b.running("r", {"h0": 1}, start_time=0, requested_time=100)
     b.job("long", 1, submit_time=0, requested_time=1000)
     b.job("big", 2, submit_time=5, requested_time=10)

@@ -287,6 +287,26 @@ def test_a_gantt_window_past_a_century_exits_2(made: Path, tmp_path: Path) -> No
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.parametrize(
+    ("results", "holds"),
+    [("cmp", "a comparison (compare.json)"), ("many", "a directory of replays")],
+)
+def test_a_policy_for_results_of_several_runs_exits_2(
+    made: Path, tmp_path: Path, results: str, holds: str
+) -> None:
+    """``--policy`` names a lone replay's policy (titles); results of several runs name
+    each run's own, so it is refused rather than silently left unused."""
+    out = tmp_path / "r.html"
+    result = runner.invoke(report_app, [str(made / results), "-o", str(out), "--policy", "x"])
+    assert result.exit_code == 2, result.output
+    assert f"--policy names one replay's policy, and RESULTS {made / results} holds {holds}" in (
+        " ".join(result.output.split())
+    )
+    assert not out.exists()
+    page = _report([str(made / "sim"), "-o", str(out), "--policy", "my policy"])
+    assert "my policy" in _section(page, "summary")
+
+
 def test_the_gantt_window() -> None:
     day = 86400.0
     records = _records((10, 20, 1), (day + 5, day + 9, 1), (day + 7, day + 8, 1))

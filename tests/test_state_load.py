@@ -872,6 +872,49 @@ def test_lenient_fails_on_problems_checked_after_the_jobs() -> None:
         assert info.value.path == path
 
 
+LATE = """\
+hosts: [{name: h0, slots: 4}]
+now: 100
+running:
+  - {id: r1, alloc: [{host: h0, slots: 1}], start_time: 100}
+jobs:
+  - {id: ok1, submit_time: 100}
+  - {id: late, submit_time: 2e3}  # <-
+"""
+
+
+def test_a_snapshot_holds_nothing_after_its_now() -> None:
+    """A pending job submitted, or running work started, after the state's ``now``
+    would let a session start a job before it exists: a located error naming the
+    value as written (``2e3``). At ``now`` itself both are whole."""
+    with pytest.raises(StateError) as info:
+        state_from_text(LATE, "s.yaml")
+    err = info.value
+    assert (err.path, err.line) == ("jobs[1].submit_time", _marked_line(LATE))
+    assert "2e3 is after the snapshot's now (100): a snapshot holds only jobs submitted" in (
+        err.message
+    )
+    started = LATE.replace("start_time: 100", "start_time: 100.5")
+    with pytest.raises(StateError) as info:
+        state_from_text(started.replace("2e3", "50"), "s.yaml")
+    assert info.value.path == "running[0].start_time"
+    assert "100.5 is after the snapshot's now (100)" in info.value.message
+    state = state_from_text(LATE.replace("2e3", "100"), "s.yaml")
+    assert state.later_than(100) is None
+    assert state.later_than(99) == "job 'ok1' is submitted at 100"
+
+
+def test_lenient_leaves_out_a_job_submitted_after_now_as_a_strict_load_says() -> None:
+    """A lenient load leaves the late job out with the strict load's very error: the
+    value as written (``2e3``, not ``2000.0``) also for an entry after the first."""
+    with pytest.raises(StateError) as info:
+        state_from_text(LATE, "s.yaml")
+    state, (job,) = state_from_text(LATE, "s.yaml", lenient=True)
+    assert [j.id for j in state.jobs] == ["ok1"]
+    assert (job.id, job.order) == ("late", 1)
+    assert str(job.error) == str(info.value)
+
+
 def test_lenient_reports_every_bad_entry_in_file_order() -> None:
     """issue 9: several bad entries are each reported, in file order; an entry left out
     still claims its id, so a later entry with the same id is a duplicate."""

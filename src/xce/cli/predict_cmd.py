@@ -15,6 +15,8 @@ from xce.cli.conventions import (
     BACKFILL_OPTION,
     PREEMPTOR_OPTION,
     check_backfill,
+    check_now,
+    check_now_in,
     check_picker,
     check_preemptor,
 )
@@ -123,8 +125,7 @@ def predict(
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
         raise InputError(f"--workers: expected 1 to {MAX_WORKERS}, not {workers}")
     processes = workers if workers is not None else max(1, len(os.sched_getaffinity(0)))
-    if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
-        raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
+    check_now(now)
     if timezone is not None:
         try:
             timefmt.check_zone(timezone)
@@ -135,6 +136,7 @@ def predict(
     check_backfill(backfill)
     learner = default_predictors().make(predictor)
     state = load_state(state_file)
+    check_now_in(now, state)
     if job is not None and not any(j.id == job for j in state.jobs):
         raise InputError(f"--job {plain(job)}: no pending job of that id in the state")
     start = state.session_time() if now is None else now

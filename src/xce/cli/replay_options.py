@@ -174,8 +174,11 @@ REPLAY_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ),
     (
         "seed",
-        Annotated[int, typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload.")],
-        0,
+        Annotated[
+            int | None,
+            typer.Option("--seed", metavar="N", help="Seed of a synthetic:N workload (default 0)."),
+        ],
+        None,
     ),
     (
         "limit",
@@ -211,7 +214,7 @@ class Replay:
     preempt_mode: str = "requeue"
     predictor: str | None = None
     backfill_with: str = "requested"
-    seed: int = 0
+    seed: int | None = None  # None: 0 for a synthetic workload; a file takes none
     limit: int | None = None
     lenient: bool = False
 
@@ -243,6 +246,11 @@ class Replay:
         check_backfill_with(self.backfill_with, self.predictor)
         if self.workload.startswith(SYNTHETIC):
             synthetic_count(self.workload)
+        elif self.seed is not None:
+            raise InputError(
+                f"--seed {self.seed}: only a synthetic:N workload is drawn from a seed; "
+                f"--workload {plain(self.workload)} is a file, replayed as it is"
+            )
         else:
             check_input_file(self.workload, what="--workload file")
         if self.cluster is not None:
@@ -292,7 +300,7 @@ class Replay:
         hosts, slots = self.hosts, self.slots_per_host
         if state is None and hosts is not None:  # before the jobs: they are checked on it
             state = uniform_cluster(hosts, slots or 1, queue_state)
-        jobs, trace = replay_jobs(self.workload, state, self.seed, self.limit, self.lenient)
+        jobs, trace = replay_jobs(self.workload, state, self.seed or 0, self.limit, self.lenient)
         if state is None:
             if hosts is None and trace is not None:
                 hosts, default_slots = header_cluster(trace)

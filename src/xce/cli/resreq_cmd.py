@@ -132,7 +132,8 @@ def _sections(leaf: Tree, term: dict[str, Any]) -> None:
     for g in term["rusage"]:
         methods = g["methods"]
         amounts = ", ".join(
-            f"{k}={v:g}" + (f"/{methods[k]}" if k in methods else "") for k, v in g["amounts"].items()
+            f"{k}={v:g}" + (f"/{methods[k]}" if k in methods else "")
+            for k, v in g["amounts"].items()
         )
         extra = "".join(f", {k}={g[k]:g}" for k in ("duration", "decay") if g[k] is not None)
         _add(leaf, f"rusage  {amounts}{extra}")

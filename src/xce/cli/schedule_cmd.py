@@ -20,6 +20,8 @@ from xce.cli.conventions import (
     BACKFILL_OPTION,
     PREEMPTOR_OPTION,
     check_backfill,
+    check_now,
+    check_now_in,
     check_picker,
     check_preemptor,
 )
@@ -168,8 +170,9 @@ def schedule(
     pickers = check_picker(picker)
     chosen = check_preemptor(preemptor)
     check_backfill(backfill)
-    _check_now(now)
+    check_now(now)
     state, invalid = _load(state_file, lenient)
+    check_now_in(now, state)
     source = STDIN_SOURCE if _from_stdin(state_file) else str(state_file)
     core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
     if added.given:
@@ -220,12 +223,6 @@ def _load(state_file: Path, lenient: bool) -> tuple[ClusterState, tuple[InvalidJ
         state, invalid = load_state(state_file, lenient=True)
         return state, invalid
     return load_state(state_file), ()
-
-
-def _check_now(now: float | None) -> None:
-
-    if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
-        raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
 
 
 def _snapshot_target(snapshot: str | None, state_file: Path, force: bool) -> Path | None:

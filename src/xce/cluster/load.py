@@ -374,7 +374,12 @@ def _job_index(path: DocPath) -> int | None:
 def _at_job(err: SpecError, i: int) -> SpecError:
     """``err``, found in a one-job document, moved to entry ``jobs[i]``."""
     moved = SpecError(
-        ("jobs", i, *err.path[2:]), err.message, at_key=err.at_key, column=err.column, text=err.text
+        ("jobs", i, *err.path[2:]),
+        err.message,
+        at_key=err.at_key,
+        column=err.column,
+        text=err.text,
+        shown=err.shown,
     )
     moved.__cause__ = err.__cause__
     return moved
@@ -479,7 +484,7 @@ def _check_jobs(
                     ("jobs", i, "id"), f"duplicate job id {quote(name)} (also {seen[name]})"
                 )
             seen[name] = f"jobs[{i}]"
-            check_spec(StateSpec(jobs=[job], reservations=spec.reservations))
+            check_spec(StateSpec(jobs=[job], reservations=spec.reservations, now=spec.now))
         except SpecError as err:
             faults[i] = err if err.path[:2] == ("jobs", i) else _at_job(err, i)
             continue

@@ -20,6 +20,7 @@ import msgspec
 from xce.cluster.jobflow import SyntaxProblem, parse_array, parse_dependency
 from xce.errors import InputError, clip
 from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
+from xce.resreq.expr import format_number
 
 __all__ = [
     "MAX_DEPTH",
@@ -367,6 +368,7 @@ def check_spec(spec: StateSpec) -> None:
         check_job_flow(job, ("jobs", i))
         _check_also_queues(job, ("jobs", i))
     _check_array_ids(spec)
+    _check_now(spec)
     _check_timezone(spec.timezone)
     if spec.priority is not None:
         check_priority(spec.priority)
@@ -520,6 +522,30 @@ def _check_array_ids(spec: StateSpec) -> None:
             raise SpecError(
                 (section, i, "id"),
                 f"job id {quote(job_id)} is a task the array record {quote(record)} still holds",
+            )
+
+
+def _check_now(spec: StateSpec) -> None:
+    """A snapshot holds only what was submitted and started by its ``now``: a later time
+    would let a session start a job before it exists."""
+    if spec.now is None:
+        return
+    now = float(spec.now)
+    for i, job in enumerate(spec.jobs):
+        if job.submit_time > now:
+            raise SpecError(
+                ("jobs", i, "submit_time"),
+                f"{show(job.submit_time)} is after the snapshot's now ({format_number(now)}):"
+                " a snapshot holds only jobs submitted by its time",
+                shown=show(job.submit_time),
+            )
+    for i, run in enumerate(spec.running):
+        if run.start_time > now:
+            raise SpecError(
+                ("running", i, "start_time"),
+                f"{show(run.start_time)} is after the snapshot's now ({format_number(now)}):"
+                " a snapshot holds only jobs started by its time",
+                shown=show(run.start_time),
             )
 
 

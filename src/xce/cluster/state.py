@@ -301,6 +301,18 @@ class ClusterState:
         times = [r.start_time for r in self.running] + [j.submit_time for j in self.jobs]
         return max(times, default=0.0)
 
+    def later_than(self, t: float) -> str | None:
+        """The first job this state holds that a session at ``t`` could not see (a
+        pending job submitted, or running work started, after ``t``), said for a
+        message; None when there is none. A loaded state's own ``now`` has none."""
+        for j in self.jobs:
+            if j.submit_time > t:
+                return f"job {j.id!r} is submitted at {j.submit_time:.17g}"
+        for r in self.running:
+            if r.start_time > t:
+                return f"running job {r.id!r} starts at {r.start_time:.17g}"
+        return None
+
     def queue_priority(self, name: str) -> int:
         """The queue's priority; 0 for a queue the file does not declare."""
         queue = self.queues.get(name)

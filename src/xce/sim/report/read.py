@@ -76,6 +76,11 @@ def load_results(
     if not directory.is_dir():
         raise InputError(f"RESULTS {directory}: not a directory")
     kind, workload, runs, extra = _read_kind(directory, policy)
+    if policy is not None and kind != "replay":
+        raise InputError(
+            f"--policy names one replay's policy, and RESULTS {directory} holds {_KINDS[kind]},"
+            " whose runs name their own"
+        )
     named = Path(workload) if workload.endswith((".swf", ".swf.gz")) else None
     start, logged, note = _trace_facts(trace, named, directory)
     return Results(
@@ -89,6 +94,14 @@ def load_results(
         logged,
         note,
     )
+
+
+_KINDS: dict[Kind, str] = {
+    "sweep": "a sweep (results.csv)",
+    "compare": "a comparison (compare.json)",
+    "replays": "a directory of replays",
+}
+"""What each kind of RESULTS but a lone replay is, for a message."""
 
 
 def _read_kind(directory: Path, policy: str | None) -> tuple[Kind, str, list[Run], dict[str, Any]]:
