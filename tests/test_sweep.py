@@ -69,7 +69,8 @@ def threads() -> Iterator[Client]:
 def _simulate_args(cell: Cell) -> list[str]:
     """``xce simulate`` arguments of a cell that a command line can express."""
     w, c = cell.workload, cell.cluster
-    args = ["simulate", "--workload", w.spec, "--seed", str(w.seed), "--json"]
+    args = ["simulate", "--workload", w.spec, "--json"]
+    args += ["--seed", str(w.seed)] if w.generated else []  # a file takes no seed
     args += ["--cluster", str(c.file)] if c.file else ["--hosts", str(c.hosts)]
     args += ["--slots-per-host", str(c.slots_per_host)] if c.hosts else []
     picker, *mods = cell.policy.split("+")

@@ -18,7 +18,6 @@ from typer.core import TyperCommand, TyperGroup
 from xce.errors import InputError, InternalError
 
 if TYPE_CHECKING:
-    from xce.cluster import ClusterState
     from xce.core import PickerRegistry
     from xce.preempt import Preemptor
 
@@ -28,7 +27,6 @@ __all__ = [
     "XceGroup",
     "check_backfill",
     "check_now",
-    "check_now_in",
     "check_picker",
     "guarded",
     "metric_text",
@@ -156,19 +154,6 @@ def check_now(now: float | None) -> None:
     is read, the option's fault)."""
     if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
         raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
-
-
-def check_now_in(now: float | None, state: ClusterState) -> None:
-    """``--now`` against the state: not before what it holds was submitted and started,
-    or a session would start jobs before they exist."""
-    from xce.cli.outputs import plain
-
-    later = state.later_than(now) if now is not None else None
-    if later is not None:
-        raise InputError(
-            f"--now {now:.17g}: {plain(later)}, after it; a session sees only the jobs "
-            "submitted and started by its time"
-        )
 
 
 PLOT_FORMAT_OPTION = typer.Option(

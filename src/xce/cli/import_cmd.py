@@ -264,15 +264,12 @@ def lsf(
     timezone: _Zone = None,
 ) -> None:
     """Import bjobs/bhosts/lshosts/lsload/bqueues -o "…" -json output as a state file."""
-    import time
-
     from xce.importers import import_lsf, read_lsf_documents
 
     zone = _checked(now, timezone)
-    clock = time.time() if now is None else now
 
     def read(texts: list[tuple[str, str]], report: ImportReport) -> ImportResult:
-        return import_lsf(read_lsf_documents(texts), report, now=clock, zone=zone)
+        return import_lsf(read_lsf_documents(texts), report, now=now, zone=zone)
 
     _import(inputs, output, force, strict, _zoned(read, timezone))
 

@@ -16,7 +16,6 @@ from xce.cli.conventions import (
     PREEMPTOR_OPTION,
     check_backfill,
     check_now,
-    check_now_in,
     check_picker,
     check_preemptor,
 )
@@ -136,7 +135,8 @@ def predict(
     check_backfill(backfill)
     learner = default_predictors().make(predictor)
     state = load_state(state_file)
-    check_now_in(now, state)
+    if now is not None:
+        state = state.seen_at(now)  # a job submitted after --now waits for it
     if job is not None and not any(j.id == job for j in state.jobs):
         raise InputError(f"--job {plain(job)}: no pending job of that id in the state")
     start = state.session_time() if now is None else now

@@ -8,6 +8,7 @@ stdin (``-``) and ``--add-job`` are :mod:`xce.cli.schedule_add`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,6 @@ from xce.cli.conventions import (
     PREEMPTOR_OPTION,
     check_backfill,
     check_now,
-    check_now_in,
     check_picker,
     check_preemptor,
 )
@@ -172,7 +172,13 @@ def schedule(
     check_backfill(backfill)
     check_now(now)
     state, invalid = _load(state_file, lenient)
-    check_now_in(now, state)
+    if now is not None:
+        if target is not None and (later := state.later_than(now)) is not None:
+            raise InputError(
+                f"--snapshot with --now {now:.17g}: {plain(later)}, after it; a snapshot "
+                "holds only the jobs submitted and started by its time"
+            )
+        state = state.seen_at(now)  # a job submitted after --now waits for it
     source = STDIN_SOURCE if _from_stdin(state_file) else str(state_file)
     core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
     if added.given:
@@ -183,7 +189,7 @@ def schedule(
     session = core.run_session(threads=threads, now=now)
     result = with_invalid(session, invalid)
     if target is not None:
-        _write_snapshot(core, result, invalid, target, force)
+        _write_snapshot(core, result, invalid, target, force, now)
     console = Console(highlight=False)
     if wanted is not None:
         at = session_time(session, state, now)
@@ -247,14 +253,16 @@ def _write_snapshot(
     invalid: Sequence[InvalidJob],
     target: Path,
     force: bool,
+    at: float | None,
 ) -> None:
+    """The state after the session: its jobs started at the session's time, which is
+    the snapshot's ``now`` (``--now`` too: a job started then is not from after it)."""
     from xce.alloc import Dispatched, Pending
     from xce.core import Event, JobPreempted, JobStarted, write_state
 
     events: list[Event] = []
     preempted: list[str] = []
-    # jobs start at the session's time (what planning counted from, else the state's)
-    now = result.stats.now if result.stats.now is not None else core.state.session_time()
+    now = session_time(result, core.state, at)
     for d in result.decisions:  # in decision order: each fits when it is applied
         if isinstance(d, Dispatched):
             events.append(JobStarted(d.job, d.allocation, now))
@@ -263,7 +271,8 @@ def _write_snapshot(
             events.append(JobStarted(d.job, d.preemption.promise, now))
             preempted += d.preemption.victims
     core.apply(*events)
-    write_file(target, "--snapshot", lambda temp: write_state(core.state, temp), force=force)
+    after = dataclasses.replace(core.state, now=now)
+    write_file(target, "--snapshot", lambda temp: write_state(after, temp), force=force)
     if preempted:
         print(
             plain(

@@ -302,9 +302,9 @@ class ClusterState:
         return max(times, default=0.0)
 
     def later_than(self, t: float) -> str | None:
-        """The first job this state holds that a session at ``t`` could not see (a
-        pending job submitted, or running work started, after ``t``), said for a
-        message; None when there is none. A loaded state's own ``now`` has none."""
+        """The first job this state holds from after ``t`` (a pending job submitted, or
+        running work started, after it), said for a message; None when there is none.
+        A loaded state's own ``now`` has none."""
         for j in self.jobs:
             if j.submit_time > t:
                 return f"job {j.id!r} is submitted at {j.submit_time:.17g}"
@@ -312,6 +312,23 @@ class ClusterState:
             if r.start_time > t:
                 return f"running job {r.id!r} starts at {r.start_time:.17g}"
         return None
+
+    def seen_at(self, t: float) -> ClusterState:
+        """This state for a session at ``t`` before some of its pending jobs were
+        submitted (``--now`` earlier than the capture, as for ``sprio`` at the last
+        priority recalculation): such a job may not start before its submission, so it
+        waits as for a begin time (``begin_time`` at least its ``submit_time``; Slurm's
+        eligible time is never before it). Its priority inputs are unchanged."""
+        late = [j for j in self.jobs if j.submit_time > t]
+        if not late:
+            return self
+        jobs = tuple(
+            replace(j, begin_time=max(j.submit_time, j.begin_time or j.submit_time))
+            if j.submit_time > t
+            else j
+            for j in self.jobs
+        )
+        return replace(self, jobs=jobs, gated=True)
 
     def queue_priority(self, name: str) -> int:
         """The queue's priority; 0 for a queue the file does not declare."""

@@ -99,10 +99,12 @@ class Gates:
             if not math.isnan(earliest):
                 earliest = max(earliest, job.begin_time)
             begins = timefmt.when(job.begin_time, self.now, self._state.timezone)
+            # a session before the job's submission (ClusterState.seen_at) waits for it
+            late = job.begin_time == job.submit_time
+            what = "it is submitted at" if late else "its begin time is"
             if not waits:
-                message = f"its begin time is {begins}"
-                return Gate(PendInfo(PendReason.BEGIN_TIME, message), earliest)
-            waits.append(f"and its begin time is {begins}")
+                return Gate(PendInfo(PendReason.BEGIN_TIME, f"{what} {begins}"), earliest)
+            waits.append(f"and {what} {begins}")
         if waits:
             return Gate(PendInfo(PendReason.DEPENDENCY, "; ".join(waits)), earliest)
         record = self._pending.get(job.array_job) if job.array_job is not None else None

@@ -22,7 +22,7 @@ from xce.errors import InputError
 from xce.importers import lsf_values as values
 from xce.importers.documents import located, parse_json
 from xce.importers.lsf_jobs import JobMapper
-from xce.importers.report import ImportReport, ImportResult, empty_state
+from xce.importers.report import ImportReport, ImportResult, empty_state, settle_now
 from xce.importers.units import resource_name
 
 __all__ = ["LsfDocument", "import_lsf", "read_lsf_documents"]
@@ -176,9 +176,12 @@ def import_lsf(
 ) -> ImportResult:
     """The state-file dict of LSF documents. ``now`` is the capture's time (default: the
     clock), the reference for dates printed without a year and the start of
-    unattributed work; ``zone`` the zone LSF's dates are in (default UTC)."""
+    unattributed work; ``zone`` the zone LSF's dates are in (default UTC). A job
+    submitted or started after a given ``now`` is refused; after the clock, reported
+    (:func:`~xce.importers.report.settle_now`)."""
     report = report or ImportReport()
     docs = list(docs)
+    given_now = now is not None
     now = time.time() if now is None else now
     state = empty_state("LSF")
     for name in ("mem", "swp", "tmp"):  # LSF reserves memory, swap and /tmp per host
@@ -202,6 +205,7 @@ def import_lsf(
     jobs.finish()
     _unattributed(hosts, state, now, report)
     state["now"] = values.plain(now)
+    settle_now(state, report, given=given_now)
     return ImportResult.of(state, report)
 
 

@@ -36,7 +36,7 @@ from xce.importers.pbs_values import (
     timestamp,
     vnodes,
 )
-from xce.importers.report import ImportReport, ImportResult, empty_state
+from xce.importers.report import ImportReport, ImportResult, empty_state, settle_now
 from xce.importers.units import resource_name
 from xce.inputs import MAX_HOST_SLOTS
 
@@ -182,6 +182,7 @@ def import_pbs(
     report = report or ImportReport()
     docs = list(docs)
     state = empty_state("PBS")
+    given = now is not None
     now = now if now is not None else _now(docs, report)
     origins: dict[int, Origin] = {}
     assigned: dict[str, Assigned] = {}
@@ -224,6 +225,7 @@ def import_pbs(
         state["picker"] = "priority"
     if now is not None:
         state["now"] = now
+        settle_now(state, report, given=given)
     result = ImportResult.of(state, report)
     _check_loads(result.state, origins)
     return result

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from xce.errors import InputError
+
 EXAMPLES = 3
 
 
@@ -52,6 +54,32 @@ def empty_state(scheduler: str) -> dict[str, Any]:
         "reservations": [],
         "scheduler": scheduler,
     }
+
+
+def settle_now(state: dict[str, Any], report: ImportReport, *, given: bool) -> None:
+    """A state holds only jobs submitted and started by its ``now`` (the loader refuses
+    others). A capture whose own time is before one of its jobs' (documents taken
+    apart, clocks apart) is reported and given the latest of those times as its now;
+    a time the user gave (``given``) is refused, naming the job."""
+    now = state.get("now")
+    if now is None:
+        return
+    late = [(float(j.get("submit_time", 0)), f"job {j['id']!r} submitted") for j in state["jobs"]]
+    late += [(float(r.get("start_time", 0)), f"job {r['id']!r} started") for r in state["running"]]
+    after = [(t, what) for t, what in late if t > now]
+    if not after:
+        return
+    latest, what = max(after)
+    if given:
+        raise InputError(
+            f"the given now (--now) {now:.17g} is before {what} at {latest:.17g}: a state "
+            "holds only the jobs submitted and started by its now"
+        )
+    report.warn(
+        "jobs submitted or started after the capture's time (now taken as the latest)",
+        f"{what} at {latest:.17g}, {latest - now:.6g} s after {now:.17g}",
+    )
+    state["now"] = latest
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from xce.errors import InputError
 from xce.importers import units
 from xce.importers.documents import parse_json
 from xce.importers.jobs import JobContext, job_state, map_job
-from xce.importers.report import ImportReport, ImportResult, empty_state
+from xce.importers.report import ImportReport, ImportResult, empty_state, settle_now
 from xce.importers.slurm_nodes import map_node, unattributed
 from xce.importers.slurm_policy import map_qos, map_reservation
 from xce.importers.slurm_priority import PriorityInputs, priority_section, qos_priority
@@ -184,6 +184,7 @@ def import_slurm(
     _preemption(state)
     _reserved_nodes(hosts, state, report)
     features = feature_tags(state["hosts"], report)
+    given = now is not None
     now = now if now is not None else capture_time(docs)
     start = now if now is not None else _latest_time(docs)
     sockets = max((h["sockets"] for h in hosts.values()), default=1)
@@ -209,6 +210,7 @@ def import_slurm(
         state["resources"][name] = {"kind": "consumable", "reservation": "per_host"}
     if now is not None:
         state["now"] = now
+        settle_now(state, report, given=given)
     state["scheduler_resolution"] = SCHEDULER_RESOLUTION
     if any("priority" in job for job in state["jobs"]):
         state["picker"] = "priority"
