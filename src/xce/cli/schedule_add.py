@@ -18,8 +18,8 @@ are checked as the state file's jobs are (exit 2 naming the option).
 from __future__ import annotations
 
 import json
-import math
 import sys
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Literal
 
 from xce.cli.outputs import plain
@@ -150,20 +150,27 @@ class AddedJob:
             return
         if self.tasks is not None and not 1 <= self.tasks <= MAX_TASKS:
             raise InputError(f"--tasks must be between 1 and {MAX_TASKS:,}, got {self.tasks}")
+        from xce.cluster.schema import MAX_NUMBER
+
         t = self.requested_time
-        if t is not None and not (math.isfinite(t) and t > 0):
-            raise InputError(f"--requested-time must be a finite number of seconds > 0, got {t}")
+        if t is not None and not 0 < t <= MAX_NUMBER:  # a state's largest time (nan fails)
+            raise InputError(
+                f"--requested-time must be a number of seconds > 0 and at most 1e15, got {t}"
+            )
         if not self.job_id:
             raise InputError("--add-job-id must not be empty")
 
-    def job(self, state: ClusterState, submit: float) -> PendingJob:
+    def job(
+        self, state: ClusterState, submit: float, claimed: Collection[str] = ()
+    ) -> PendingJob:
         """The job, submitted at ``submit``; its id, queue and requirement checked
-        against ``state`` as the loader checks a state's jobs."""
+        against ``state`` as the loader checks a state's jobs. ``claimed``: the ids of
+        entries a lenient load left out (they still claim their ids)."""
         from xce.cluster import PendingJob
         from xce.resreq import requirement_for_job
 
         assert self.resreq is not None  # only called when given
-        ids = {j.id for j in state.jobs} | {r.id for r in state.running}
+        ids = {j.id for j in state.jobs} | {r.id for r in state.running} | set(claimed)
         if self.job_id in ids:
             raise InputError(
                 f"--add-job-id: the state has a job {json.dumps(self.job_id)} already; "

@@ -183,7 +183,7 @@ def schedule(
     core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
     if added.given:
         submit = now if now is not None else state.session_time()
-        core.apply(JobSubmitted(added.job(state, submit)))
+        core.apply(JobSubmitted(added.job(state, submit, [i.id for i in invalid])))
         state = core.state
     wanted = find_job(job, state, invalid, source) if job is not None else None
     session = core.run_session(threads=threads, now=now)
