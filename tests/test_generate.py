@@ -265,6 +265,26 @@ def test_every_job_runs_on_odd_clusters(name: str) -> None:
     assert _runnable_alone(doc, jobs) == []
 
 
+def test_type_values_are_written_as_the_language_reads_them() -> None:
+    """A host type outside bare words is quoted in the quotes it does not hold (the
+    requirement language has no escapes): Greek letters as they are (they were written
+    as JSON's \\u0391, which no host has, so those jobs never ran), ``it's`` in double
+    quotes, ``a"b`` in single ones; one holding both quotes cannot be written and is
+    never selected. Every job runs alone."""
+    odd = ("ΑΒΓ", "it's", 'a"b', "q'\"q")
+    builder = ClusterBuilder()
+    for i, value in enumerate(odd):
+        builder.host(f"h{i}", slots=4, mem=4000, type=value)
+    doc = _cluster_doc(builder)
+    jobs = generate_workload(600, seed=3, cluster=state_from_dict(doc))
+    text = " ".join(j.resreq for j in jobs)
+    assert 'type=="ΑΒΓ"' in text
+    assert "type==\"it's\"" in text
+    assert "type=='a\"b'" in text
+    assert "q'" not in text
+    assert _runnable_alone(doc, jobs) == []
+
+
 def test_names_come_from_the_cluster() -> None:
     state = ODD_CLUSTERS["tiny hosts, aggregate limits"].build()
     jobs = generate_workload(500, seed=1, cluster=state)
@@ -425,6 +445,7 @@ def test_cli_knobs_and_cluster(tmp_path: Path) -> None:
         (["--mean-interarrival", "-1"], "--mean-interarrival"),
         (["--daily-cycle", "2"], "--daily-cycle"),
         (["--load", "0"], "--load"),
+        (["--load", "0.5", "--mean-interarrival", "10"], "--mean-interarrival and --load: give one"),
         (["--queues", "normal"], "--queues"),
         (["--queues", "a=1,b=x"], "--queues"),
         (["--queues", "a=0"], "--queues"),

@@ -160,9 +160,7 @@ class AddedJob:
         if not self.job_id:
             raise InputError("--add-job-id must not be empty")
 
-    def job(
-        self, state: ClusterState, submit: float, claimed: Collection[str] = ()
-    ) -> PendingJob:
+    def job(self, state: ClusterState, submit: float, claimed: Collection[str] = ()) -> PendingJob:
         """The job, submitted at ``submit``; its id, queue and requirement checked
         against ``state`` as the loader checks a state's jobs. ``claimed``: the ids of
         entries a lenient load left out (they still claim their ids)."""

@@ -5,6 +5,7 @@ main.py registers the sub-app with ``app.add_typer(workload_app, name="workload"
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ import typer
 
 from xce.cli.conventions import CONTEXT, XceCommand, XceGroup, guarded
 from xce.cli.outputs import check_file, output_path, plain, write_file
-from xce.errors import InputError
+from xce.errors import InputError, InternalError
 
 if TYPE_CHECKING:  # the library and numpy load when the command runs (start-up time)
     from xce.cluster import ClusterState
@@ -162,11 +163,12 @@ def generate(
         ),
     ] = None,
     mean_interarrival: Annotated[
-        float,
+        float | None,
         typer.Option(
-            metavar="SECONDS", help="Mean seconds between submissions (Poisson arrivals)."
+            metavar="SECONDS",
+            help="Mean seconds between submissions (Poisson arrivals; default 40).",
         ),
-    ] = 40.0,
+    ] = None,
     load: Annotated[
         float | None,
         typer.Option(
@@ -213,12 +215,16 @@ def generate(
     from xce.sim.workload import JOBS_FILE_SUFFIXES, write_jobs_file
 
     check_options(jobs, peak_hour, max_tasks, users, runtime_sigma)
+    if load is not None and mean_interarrival is not None:
+        raise InputError(
+            "--mean-interarrival and --load: give one (--load sets the mean inter-arrival "
+            "time from the cluster's open slots)"
+        )
     target = output_path(out, "--out")
     if target.suffix.lower() not in JOBS_FILE_SUFFIXES:
         raise InputError(f"--out {out}: expected a name ending in {', '.join(JOBS_FILE_SUFFIXES)}")
     check_file(target, "--out", [("--cluster", cluster)] if cluster else [], force=force)
     model = WorkloadModel(
-        mean_interarrival=mean_interarrival,
         load=load,
         daily_amplitude=daily_cycle,
         peak_hour=peak_hour,
@@ -229,6 +235,8 @@ def generate(
         users=users,
         queues=parse_queues(queues),
     )
+    if mean_interarrival is not None:
+        model = dataclasses.replace(model, mean_interarrival=mean_interarrival)
     try:
         model.check()
     except InputError as err:
@@ -236,5 +244,9 @@ def generate(
     state: ClusterState | None = load_state(cluster) if cluster is not None else None
     workload = generate_workload(jobs, seed=seed, cluster=state, model=model)
     check_readable(workload)
+    try:  # before writing: the summary reads every requirement back
+        summary = _summary(workload, target)
+    except InputError as err:  # the generator's own requirement: a bug, not the input's
+        raise InternalError(f"the generator wrote a requirement it cannot read: {err}") from err
     write_file(target, "--out", lambda temp: write_jobs_file(workload, temp), force=force)
-    typer.echo(_summary(workload, target))
+    typer.echo(summary)

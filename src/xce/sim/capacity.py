@@ -5,7 +5,6 @@ licences, and the limits that apply to a job — the bounds the workload generat
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -259,14 +258,21 @@ def _type_selects(state: ClusterState, ok: BoolArray, slots: FloatArray) -> list
     column = state.hosts.strings[attr][ok]
     values = dict.fromkeys(v for v in column if v is not None)
     return [
-        Select(f"{attr}=={_word(str(v))}", np.asarray(column == v, dtype=np.bool_))
+        Select(f"{attr}=={word}", np.asarray(column == v, dtype=np.bool_))
         for v in values
-        if slots[column == v].sum() >= 1
+        if slots[column == v].sum() >= 1 and (word := _word(str(v))) is not None
     ]
 
 
-def _word(value: str) -> str:
-    return value if _NAME.match(value) else json.dumps(value)
+def _word(value: str) -> str | None:
+    """``value`` as the requirement language writes it: a bare word, else in the quotes
+    it does not hold (the language has no escapes: one with both, or a line break,
+    cannot be written, None)."""
+    if _NAME.match(value):
+        return value
+    if "\n" in value or ("'" in value and '"' in value):
+        return None
+    return f"'{value}'" if '"' in value else f'"{value}"'
 
 
 def _round_down(x: float) -> int:
