@@ -312,6 +312,29 @@ def test_table_with_a_history_has_no_note(tmp_path: Path) -> None:
     assert "no --history" not in result.stdout
 
 
+@pytest.mark.parametrize("text", ['{"jobs": []}', None])
+def test_a_history_with_nothing_learned_says_so(tmp_path: Path, text: str | None) -> None:
+    """An empty --history, or one whose jobs all end after the session's time, teaches
+    nothing: the table says every job runs to its limit (docs/prediction.md), as it does
+    without --history (the note was left out whenever --history was given)."""
+    if text is None:
+        history = tmp_path / "late.json"  # a sacct job ending after the session
+        history.write_text(
+            '{"jobs": [{"job_id": 1, "user": "a", "name": "n", "partition": "normal", '
+            f'"time": {{"start": {T0 + 10}, "end": {T0 + 20}, "submission": {T0},'
+            ' "limit": {"set": true, "infinite": false, "number": 60}}, '
+            '"required": {"CPUs": 1}, "state": {"current": ["COMPLETED"], "reason": "None"}}]}'
+        )
+    else:
+        history = tmp_path / "empty.json"
+        history.write_text(text)
+    result = _invoke(str(write_state(tmp_path)), "--history", str(history), "--runs", "0")
+    assert result.exit_code == 0, result.stderr
+    assert "note: --history holds no job ended by then: with nothing learned" in (
+        " ".join(result.stdout.split())
+    )
+
+
 def test_workers_change_no_forecast(tmp_path: Path) -> None:
     """``--workers 2`` (sampled replays on two forked processes) prints the same JSON
     as ``--workers 1``: each run draws from its own stream. The history (u1's runtimes

@@ -279,7 +279,7 @@ def test_type_values_are_written_as_the_language_reads_them() -> None:
     jobs = generate_workload(600, seed=3, cluster=state_from_dict(doc))
     text = " ".join(j.resreq for j in jobs)
     assert 'type=="ΑΒΓ"' in text
-    assert "type==\"it's\"" in text
+    assert 'type=="it\'s"' in text
     assert "type=='a\"b'" in text
     assert "q'" not in text
     assert _runnable_alone(doc, jobs) == []
@@ -445,7 +445,10 @@ def test_cli_knobs_and_cluster(tmp_path: Path) -> None:
         (["--mean-interarrival", "-1"], "--mean-interarrival"),
         (["--daily-cycle", "2"], "--daily-cycle"),
         (["--load", "0"], "--load"),
-        (["--load", "0.5", "--mean-interarrival", "10"], "--mean-interarrival and --load: give one"),
+        (
+            ["--load", "0.5", "--mean-interarrival", "10"],
+            "--mean-interarrival and --load: give one",
+        ),
         (["--queues", "normal"], "--queues"),
         (["--queues", "a=1,b=x"], "--queues"),
         (["--queues", "a=0"], "--queues"),

@@ -164,7 +164,7 @@ def predict(
             info["timing"] = {"elapsed_s": round(forecast.seconds, 6)}
         typer.echo(json.dumps(info, indent=2))
         return
-    _render(info, forecast, state, Console(highlight=False), history is not None)
+    _render(info, forecast, state, Console(highlight=False), history is not None, learned)
 
 
 def _after(t: float, now: float) -> str:
@@ -211,7 +211,12 @@ def _job_json(j: JobForecast, state: ClusterState) -> dict[str, Any]:
 
 
 def _render(
-    info: dict[str, Any], forecast: Forecast, state: ClusterState, console: Console, learned: bool
+    info: dict[str, Any],
+    forecast: Forecast,
+    state: ClusterState,
+    console: Console,
+    given: bool,
+    learned: int,
 ) -> None:
     from xce import timefmt
     from xce.cli.tables import print_table
@@ -249,7 +254,8 @@ def _render(
         soft_wrap=True,  # one line, whatever the width: the terminal wraps it
     )
     if not learned and info["predictor"] == "history":
+        why = "--history holds no job ended by then" if given else "no --history"
         console.print(
-            "note: no --history: with nothing learned, every job is predicted to run to its "
+            f"note: {why}: with nothing learned, every job is predicted to run to its "
             "limit (as squeue --start assumes)"
         )
