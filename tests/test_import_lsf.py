@@ -613,6 +613,29 @@ def records(*items: Any, command: str = "bhosts") -> str:
             "RECORDS[0]",
             "runs backwards",
         ),
+        # slot counts the loader refuses were an internal error (the state failed it),
+        # and a fraction was cut to a whole number without a word
+        *(
+            (
+                records({"JOBID": "7", "STAT": "PEND", field: value}, command="bjobs"),
+                "RECORDS[0]",
+                f"{field}: expected a whole number of slots, 0 to ",
+            )
+            for field, value in [
+                ("NREQ_SLOT", "-2"),
+                ("NREQ_SLOT", "2.5"),
+                ("SLOTS", "99999999999999999999"),
+                ("MIN_REQ_PROC", "-1"),
+            ]
+        ),
+        (
+            records(
+                {"JOBID": "7", "STAT": "PEND", "MIN_REQ_PROC": "8", "MAX_REQ_PROC": "2"},
+                command="bjobs",
+            ),
+            "RECORDS[0]",
+            "MIN_REQ_PROC 8 is more than MAX_REQ_PROC 2",
+        ),
     ],
 )
 def test_bad_input_is_located(text: str, path: str | None, words: str) -> None:

@@ -19,6 +19,7 @@ from xce.cluster import state_from_dict
 from xce.errors import InputError
 from xce.importers import lsf_values as values
 from xce.importers.report import ImportReport
+from xce.inputs import MAX_TASKS
 from xce.resreq import PrimaryResreq, parse, requirement_for_job
 
 __all__ = ["JobMapper"]
@@ -221,13 +222,15 @@ class JobMapper:
     def _tasks(self, record: Mapping[str, str], entry: dict[str, Any]) -> None:
         """``bsub -n min,max`` (MIN_/MAX_REQ_PROC) as a range, else the slots asked
         (NREQ_SLOT, else SLOTS), else 1."""
-        low = values.number(record.get("MIN_REQ_PROC", ""))
-        high = values.number(record.get("MAX_REQ_PROC", ""))
+        low = _slots(record, "MIN_REQ_PROC")
+        high = _slots(record, "MAX_REQ_PROC")
+        if low and high and low > high:
+            raise ValueError(f"MIN_REQ_PROC {low} is more than MAX_REQ_PROC {high}")
         if low and high and low != high:
             entry["min_tasks"], entry["max_tasks"] = int(low), int(high)
             return
         for field in ("NREQ_SLOT", "SLOTS"):
-            asked = values.number(record.get(field, ""))
+            asked = _slots(record, field)
             if asked:
                 entry["tasks"] = int(high or low or asked)
                 return
@@ -332,3 +335,17 @@ def _resreq_text(record: Mapping[str, str]) -> str:
         if text and not values.blank(text):
             return text
     return ""
+
+
+def _slots(record: Mapping[str, str], field: str) -> int | None:
+    """A slot count LSF printed: a whole number from 0 (not asked: LSF's blank) to
+    MAX_TASKS, None when blank; anything else is the capture's fault (located)."""
+    text = record.get(field, "")
+    value = values.number(text)
+    if value is None:
+        return None
+    if not (value.is_integer() and 0 <= value <= MAX_TASKS):
+        raise ValueError(
+            f"{field}: expected a whole number of slots, 0 to {MAX_TASKS}, got {text!r}"
+        )
+    return int(value)
