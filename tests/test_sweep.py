@@ -130,6 +130,23 @@ def test_scaled_cluster_has_each_host_k_times(tmp_path: Path) -> None:
     assert state.hosts.n == 4
 
 
+def test_grid_and_scaled_cluster_read_numbers_as_state_files_do(tmp_path: Path) -> None:
+    """``1e3`` is a number in a grid as in a state file (YAML 1.2 floats): an option
+    ``interval: 1e3`` was refused as a string, and a cluster file with ``mem: 1e4``
+    loaded alone but not scaled."""
+    text = GRID + "options: [{interval: 1e3}]\n"
+    (tmp_path / "mem.yaml").write_text(
+        "hosts:\n  - {name: a, slots: 4, resources: {mem: 1e4}}\n", encoding="utf-8"
+    )
+    text = text.replace("  - file: cluster.yaml\n    scale: 2", "  - file: mem.yaml\n    scale: 2")
+    cells = load_grid(_grid(tmp_path, text))
+    assert {c.options.interval for c in cells} == {1000.0}
+    scaled = next(c.cluster for c in cells if c.cluster.scale == 2)
+    state = sweep.cluster_state(scaled)
+    assert state.hosts.n == 2
+    assert state.free("mem").tolist() == [1e4, 1e4]
+
+
 def _rows(out: Path) -> list[dict[str, str]]:
     with (out / RESULTS).open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))

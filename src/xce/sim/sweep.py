@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import yaml
 
+from xce.cluster.yaml_stream import Loader
 from xce.errors import InputError
 from xce.sim.files import SYNTHETIC
 
@@ -241,8 +242,8 @@ def load_grid(path: str | os.PathLike[str]) -> list[Cell]:
     source = os.fspath(path)
     text = read_input_text(source, max_bytes=MAX_GRID_BYTES, compressed=False, what="grid file")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=Loader)  # YAML 1.2 floats, as state files: 1e3
+        data = yaml.load(text, Loader=Loader)  # Loader: safe, YAML 1.2 floats
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
@@ -509,7 +510,8 @@ def _scaled(path: str, scale: int) -> ClusterState:
     from xce.inputs import MAX_STATE_BYTES, read_input_text
 
     load_state(path)  # the file as it is: every problem located in it
-    data = yaml.safe_load(read_input_text(path, max_bytes=MAX_STATE_BYTES, compressed=False))
+    text = read_input_text(path, max_bytes=MAX_STATE_BYTES, compressed=False)
+    data = yaml.load(text, Loader=Loader)  # as the state loader reads it
     hosts = []
     for host in data.get("hosts", []):
         hosts += [host, *({**host, "name": f"{host['name']}~{k}"} for k in range(2, scale + 1))]
