@@ -451,6 +451,20 @@ def test_a_job_submitted_after_now_waits_for_its_submission(tiny: Path, tmp_path
         assert starts["small"] == 9
 
 
+def test_running_work_started_after_now_is_said_to_hold(tmp_path: Path) -> None:
+    """Running work that starts after ``--now`` still holds its slots in the session (the
+    state says what it holds, not what it did before): a note on stderr says so, for
+    schedule and predict, JSON or not; none when nothing starts after --now."""
+    state = _write(tmp_path, _tiny().to_dict())
+    doc = _tiny().to_dict()
+    doc["running"][0]["start_time"] = 9
+    late = _write(tmp_path, doc, "late.json")
+    note = "xce: note: 1 running job(s) start after --now (first 'r1' at 9)"
+    for command, extra in (("schedule", ()), ("schedule", ("--json",)), ("predict", ())):
+        assert note in _ok(command, late, "--now", "5", *extra).stderr
+        assert "xce: note: " not in _ok(command, state, "--now", "5", *extra).stderr
+
+
 def test_a_snapshot_is_at_the_sessions_time(tiny: Path, tmp_path: Path) -> None:
     """``--snapshot`` writes the state after the session at the session's time: with
     ``--now 200`` small starts at 200 and the snapshot's ``now`` is 200 (it kept the

@@ -18,6 +18,7 @@ from typer.core import TyperCommand, TyperGroup
 from xce.errors import InputError, InternalError
 
 if TYPE_CHECKING:
+    from xce.cluster import ClusterState
     from xce.core import PickerRegistry
     from xce.preempt import Preemptor
 
@@ -30,6 +31,7 @@ __all__ = [
     "check_picker",
     "guarded",
     "metric_text",
+    "note_started_after",
     "version",
 ]
 
@@ -154,6 +156,20 @@ def check_now(now: float | None) -> None:
     is read, the option's fault)."""
     if now is not None and not abs(now) <= 1e15:  # a state's times (nan fails too)
         raise InputError(f"--now: {now} is not a time a state holds (at most 1e15 s)")
+
+
+def note_started_after(state: ClusterState, now: float | None) -> None:
+    """On stderr: running work of ``state`` that starts after ``--now`` still holds its
+    slots in a session at ``--now`` (the state says what it holds, not what it did
+    before), which a reader of the decisions must know."""
+    early = state.started_after(now) if now is not None else []
+    if early:
+        first = early[0]
+        _stderr(
+            f"xce: note: {len(early)} running job(s) start after --now (first "
+            f"{first.id!r} at {first.start_time:.17g}); the session counts them as "
+            "holding their slots, as the state does"
+        )
 
 
 PLOT_FORMAT_OPTION = typer.Option(

@@ -18,6 +18,7 @@ from xce.cli.conventions import (
     check_now,
     check_picker,
     check_preemptor,
+    note_started_after,
 )
 from xce.cli.outputs import plain
 from xce.errors import InputError
@@ -137,6 +138,7 @@ def predict(
     state = load_state(state_file)
     if now is not None:
         state = state.seen_at(now)  # a job submitted after --now waits for it
+        note_started_after(state, now)
     if job is not None and not any(j.id == job for j in state.jobs):
         raise InputError(f"--job {plain(job)}: no pending job of that id in the state")
     start = state.session_time() if now is None else now

@@ -24,6 +24,7 @@ from xce.cli.conventions import (
     check_now,
     check_picker,
     check_preemptor,
+    note_started_after,
 )
 from xce.cli.outputs import check_file, output_path, plain, write_file
 from xce.cli.schedule_add import STDIN, STDIN_SOURCE, AddedJob, added_json, headline
@@ -179,6 +180,7 @@ def schedule(
                 "holds only the jobs submitted and started by its time"
             )
         state = state.seen_at(now)  # a job submitted after --now waits for it
+        note_started_after(state, now)
     source = STDIN_SOURCE if _from_stdin(state_file) else str(state_file)
     core = SchedulerCore(state, picker=picker, pickers=pickers, preemptor=chosen, backfill=backfill)
     if added.given:

@@ -313,6 +313,11 @@ class ClusterState:
                 return f"running job {r.id!r} starts at {r.start_time:.17g}"
         return None
 
+    def started_after(self, t: float) -> list[RunningJob]:
+        """Running work started after ``t`` (a session at ``t`` still counts it as
+        holding what it holds: the state says what it holds, not what it did before)."""
+        return [r for r in self.running if r.start_time > t]
+
     def seen_at(self, t: float) -> ClusterState:
         """This state for a session at ``t`` before some of its pending jobs were
         submitted (``--now`` earlier than the capture, as for ``sprio`` at the last
