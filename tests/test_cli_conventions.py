@@ -243,3 +243,27 @@ def test_generate_refuses_a_workload_simulate_could_not_read(
     assert result.stderr.startswith(f"xce: error: {message}")
     assert "more than a jobs file may hold" in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schedule", "examples/cluster.yaml"],
+        ["schedule", "examples/cluster.yaml", "--json"],
+        ["resreq", "same[cpuf]"],
+    ],
+)
+def test_a_reader_gone_away_is_no_internal_error(args: list[str]) -> None:
+    """``xce ... | head``: the reader closes the pipe before the output is written.
+    That is exit 141 (128 + SIGPIPE, as a shell reports it) with nothing on stderr;
+    it was exit 1, the code of a bug in xce (rich's answer to a broken pipe)."""
+    xce = Path(sys.executable).parent / "xce"
+    proc = subprocess.Popen(
+        [str(xce), *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 141
+    assert proc.stderr.read() == b""
+    proc.stderr.close()

@@ -147,9 +147,14 @@ def test_huge_multiplier_is_bad_input() -> None:
     assert run("9" * 5000 + "*{-}").exit_code == 2
 
 
-@pytest.mark.parametrize("tasks", ["0", "0,4", "-1", "x", "1,2,3", ",", "2,", ""])
+@pytest.mark.parametrize(
+    "tasks",
+    ["0", "0,4", "-1", "x", "1,2,3", ",", "2,", "", "9007199254740992", "1,99999999999999999999"],
+)
 def test_bad_tasks_option(tasks: str) -> None:
-    """--tasks takes N or MIN,MAX of whole numbers >= 1; anything else exits 2."""
+    """--tasks takes N or MIN,MAX of whole numbers from 1 to MAX_TASKS (the loader's and
+    --add-job's limit; a larger one was printed as a count no float holds); anything
+    else exits 2."""
     result = run("--tasks", tasks, "select[mem>1]")
     assert result.exit_code == 2
     assert "--tasks" in result.stderr

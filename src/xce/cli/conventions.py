@@ -7,6 +7,7 @@ with its traceback). Imports only typer and the standard library (start-up time)
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -76,6 +77,11 @@ def _stderr(text: str) -> None:
     print(plain(text), file=sys.stderr)
 
 
+BROKEN_PIPE = 141
+"""The exit code when the reader of stdout went away (``xce ... | head``): 128 + SIGPIPE,
+what a shell reports for a tool SIGPIPE stops; not 1, which says xce has a bug."""
+
+
 def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     """Bad input -> message on stderr and exit 2; anything unexpected -> exit 1, said as a bug.
 
@@ -85,7 +91,17 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            sys.stdout.flush()  # here, so that a reader gone away is seen here
+            return result
+        except BrokenPipeError:  # ``xce ... | head``: not a bug, and nothing to say
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # what remains goes nowhere, quietly
+            raise typer.Exit(BROKEN_PIPE) from None
+        except SystemExit as err:  # rich's own answer to a broken pipe is exit 1
+            if isinstance(err.__context__, BrokenPipeError):
+                raise typer.Exit(BROKEN_PIPE) from None
+            raise
         except InputError as err:
             _stderr(f"xce: error: {err}")
             raise typer.Exit(2) from None

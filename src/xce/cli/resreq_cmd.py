@@ -31,8 +31,17 @@ def parse_tasks(text: str | None) -> tuple[int | None, int | None]:
         values = [int(p) for p in parts]
     except ValueError:
         values = []
-    if len(values) not in (1, 2) or len(values) != len(parts) or min(values) < 1:
-        raise InputError(f"--tasks: expected N or MIN,MAX with whole numbers >= 1, got {text!r}")
+    from xce.inputs import MAX_TASKS
+
+    if (
+        len(values) not in (1, 2)
+        or len(values) != len(parts)
+        or not 1 <= min(values) <= max(values) <= MAX_TASKS
+    ):
+        raise InputError(
+            f"--tasks: expected N or MIN,MAX with whole numbers from 1 to {MAX_TASKS:,}, "
+            f"got {text!r}"
+        )
     return values[0], values[-1]
 
 
