@@ -531,22 +531,17 @@ def _check_now(spec: StateSpec) -> None:
     if spec.now is None:
         return
     now = float(spec.now)
-    for i, job in enumerate(spec.jobs):
-        if job.submit_time > now:
-            raise SpecError(
-                ("jobs", i, "submit_time"),
-                f"{show(job.submit_time)} is after the snapshot's now ({format_number(now)}):"
-                " a snapshot holds only jobs submitted by its time",
-                shown=show(job.submit_time),
-            )
-    for i, run in enumerate(spec.running):
-        if run.start_time > now:
-            raise SpecError(
-                ("running", i, "start_time"),
-                f"{show(run.start_time)} is after the snapshot's now ({format_number(now)}):"
-                " a snapshot holds only jobs started by its time",
-                shown=show(run.start_time),
-            )
+    times = [("jobs", "submit_time", "submitted", [j.submit_time for j in spec.jobs])]
+    times += [("running", "start_time", "started", [r.start_time for r in spec.running])]
+    for section, key, done, values in times:
+        for i, t in enumerate(values):
+            if t > now:
+                raise SpecError(
+                    (section, i, key),
+                    f"{show(t)} is after the snapshot's now ({format_number(now)}): a "
+                    f"snapshot holds only jobs {done} by its time",
+                    shown=show(t),
+                )
 
 
 def _check_timezone(name: str | None) -> None:

@@ -324,8 +324,7 @@ class ClusterState:
         priority recalculation): such a job may not start before its submission, so it
         waits as for a begin time (``begin_time`` at least its ``submit_time``; Slurm's
         eligible time is never before it). Its priority inputs are unchanged."""
-        late = [j for j in self.jobs if j.submit_time > t]
-        if not late:
+        if not any(j.submit_time > t for j in self.jobs):
             return self
         jobs = tuple(
             replace(j, begin_time=max(j.submit_time, j.begin_time or j.submit_time))
