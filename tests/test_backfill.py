@@ -468,6 +468,16 @@ def test_a_job_that_fits_only_on_reserved_hosts_pends_reserved(policy: str) -> N
     assert dispatched(quick["quick"]) == [0, 1, 2]
 
 
+def test_a_reserved_message_names_every_reservation_in_the_way() -> None:
+    """Two reservations keep h0, h1 (maint) and h2 (course) over [50, 150): a 3-task job
+    estimated 100 fits now only on them; its RESERVED message names both (it named
+    maint alone)."""
+    b = reserved().reservation("course", 50, 150, hosts=["h2"])
+    p = pending(run(b.job("wide", 3, requested_time=100).build())["wide"], PendReason.RESERVED)
+    assert "advance reservations maint from" in p.info.message
+    assert ", course from" in p.info.message
+
+
 def test_reservation_holds_against_a_plan_too() -> None:
     """Planned jobs keep out of the window as well: conservative, hosts h2, h3 busy until
     200. a (2 tasks, est 60): at 0, only h0, h1 are free and [0, 60) overlaps the window:
@@ -536,13 +546,35 @@ def test_a_job_naming_a_reservation_runs_only_on_its_hosts(policy: str) -> None:
     pending(got["mine"])
 
 
-@pytest.mark.parametrize("policy", ["none", *POLICIES])
+@pytest.mark.parametrize("policy", ["none", *POLICIES, "slurm"])
 def test_a_job_naming_a_reservation_never_fits_in_more_than_its_hosts(policy: str) -> None:
-    """A 3-task job naming "maint" (2 hosts of 1 slot) pends inside the window, though the
-    cluster has 4 free hosts."""
-    b = reserved(60).backfill(policy)
-    got = run(b.job("wide", 3, requested_time=10, reservation="maint").build())
-    pending(got["wide"])
+    """A 3-task job naming "maint" (h0, h1 of 1 slot) pends inside the window, though the
+    cluster has 4 free hosts: NEVER_RUNNABLE, saying its reservation can never hold it;
+    its breakdown counts h2, h3 as RESERVED and its message the 2 hosts of maint only
+    (it was NOT_ENOUGH_SLOTS over "the 4 eligible hosts"); unplanned; and so with the
+    shortcuts off too. Two tasks fit maint: with h1 held they pend NOT_ENOUGH_SLOTS
+    (h0 free, h1 full, h2 and h3 RESERVED). A select only h3 matches: never runnable
+    either, because of the reservation (cause RESERVED)."""
+    for options in (AllocOptions(), AllocOptions(shortcuts=False, cache=False)):
+        b = reserved(60).backfill(policy)
+        got = run(b.job("wide", 3, requested_time=10, reservation="maint").build(), options=options)
+        p = pending(got["wide"], PendReason.NEVER_RUNNABLE)
+        assert "can never run in its reservation maint" in p.info.message
+        assert "the 2 eligible host(s) have 2 free" in p.info.message
+        assert p.info.cause is PendReason.NOT_ENOUGH_SLOTS
+        assert p.info.hosts == {"RESERVED": 2, "NOT_ENOUGH_SLOTS": 2}
+        assert p.plan is None
+        b = reserved(60).backfill(policy).running("r", {"h1": 1}, requested_time=20, start_time=55)
+        got = run(b.job("two", 2, requested_time=10, reservation="maint").build(), options=options)
+        p = pending(got["two"], PendReason.NOT_ENOUGH_SLOTS)
+        assert "the 2 eligible host(s) have 1 free" in p.info.message
+        assert p.info.hosts == {"RESERVED": 2, "NOT_ENOUGH_SLOTS": 2}
+        b = ClusterBuilder().hosts(3, slots=1).host("h3", 1, fast=True).at(60).backfill(policy)
+        b.reservation("maint", 50, 150, hosts=["h0", "h1"])
+        b.job("h3", 1, requested_time=10, reservation="maint", resreq="select[fast]")
+        p = pending(run(b.build(), options=options)["h3"], PendReason.NEVER_RUNNABLE)
+        assert p.info.cause is PendReason.RESERVED
+        assert "kept from it by advance reservations" in p.info.message
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,67 @@ def test_what_a_preemptor_is_promised_goes_to_no_later_job() -> None:
     assert later.info.reason is PendReason.NOT_ENOUGH_SLOTS
 
 
+def test_a_limit_shared_by_victim_and_preemptor_counts_their_work_once() -> None:
+    """v may hold 3 slots in all. h (v, high) preempts v's own low job l on A, 2 slots
+    for 2: v's usage stays 2, the promise counted beyond what l gives back. So j1 (v,
+    1 task) is dispatched on C (2 + 1 <= 3; it was refused, "4 of 3" counting l and
+    its replacement both), and j2 (v, 1 task) pends LIMIT with 3 in use."""
+    doc = (
+        base()
+        .host("A", 2)
+        .host("B", 2)
+        .host("C", 1)
+        .host("D", 1)
+        .limit("v_cap", users=["v"], slots=3)
+        .running("l", {"A": 2}, queue="low", user="v")
+        .running("o", {"B": 2}, queue="high", user="w")
+        .job("h", 2, queue="high", user="v", resreq="span[hosts=1]")
+        .job("j1", 1, queue="high", user="v")
+        .job("j2", 1, queue="high", user="v")
+        .to_dict()
+    )
+    state = state_from_dict(doc, "<limit>")
+    for result in _all_switches(state):
+        h = decision(result, "h")
+        assert isinstance(h, Pending)
+        assert h.preemption is not None
+        assert h.preemption.victims == ("l",)
+        assert isinstance(decision(result, "j1"), Dispatched)
+        j2 = decision(result, "j2")
+        assert isinstance(j2, Pending)
+        assert j2.info.reason is PendReason.LIMIT
+        assert "3" in j2.info.message
+        assert "4" not in j2.info.message
+    _apply_session(doc, run(state))
+
+
+def test_a_per_host_limit_counts_a_promise_beyond_what_its_victim_gives_back() -> None:
+    """Per host the same: v may hold 3 slots on each host; l (v, low) holds 2 of A's 3.
+    h (v, 2 tasks on one host) preempts l and is promised 2 of A's slots: v's usage on A
+    stays 2, so j1 (v, 1 task) takes A's last slot (it pended LIMIT, 4 counted on A)."""
+    doc = (
+        base()
+        .host("A", 3)
+        .host("B", 2)
+        .limit("v_host", users=["v"], slots=3, per_host=True)
+        .running("l", {"A": 2}, queue="low", user="v")
+        .running("o", {"B": 2}, queue="high", user="w")
+        .job("h", 2, queue="high", user="v", resreq="span[hosts=1]")
+        .job("j1", 1, queue="high", user="v")
+        .to_dict()
+    )
+    state = state_from_dict(doc, "<limit>")
+    for result in _all_switches(state):
+        h = decision(result, "h")
+        assert isinstance(h, Pending)
+        assert h.preemption is not None
+        assert h.preemption.victims == ("l",)
+        j1 = decision(result, "j1")
+        assert isinstance(j1, Dispatched), j1
+        assert [c.host for c in j1.allocation.claims] == [0]  # A
+    _apply_session(doc, run(state))
+
+
 def test_free_slots_beyond_the_promise_stay_available() -> None:
     """issue 11: only the promise is withheld: B's free slots still go to a later job."""
     state = (
@@ -680,3 +741,256 @@ def test_the_victim_set_is_valid_and_never_larger_than_the_fewest(doc: dict[str,
     for k in range(1, len(victims)):
         for smaller in itertools.combinations(candidates, k):
             assert not _fits_without(doc, smaller), (victims, smaller)
+
+
+# -- advance reservations: a preemption keeps off the hosts a reservation keeps --------------
+
+
+def reserved_pair(start: float = 0, end: float = 10_000, **admits: Any) -> ClusterBuilder:
+    """Hosts a (2 slots, in reservation maint over [start, end)) and b (2 slots); high
+    (priority 5) preempts low (1); the session at t=10."""
+    return (
+        ClusterBuilder()
+        .queue("high", 5, preempts=["low"])
+        .queue("low", 1)
+        .host("a", 2)
+        .host("b", 2)
+        .reservation("maint", start, end, hosts=["a"], **admits)
+        .at(10)
+    )
+
+
+def _all_switches(state: ClusterState) -> list[SessionResult]:
+    return [run(state), run(state, cache=False, shortcuts=False, cursors=False)]
+
+
+def test_a_preemption_never_promises_a_reserved_host() -> None:
+    """docs/backfill.md, advance reservations: a job the reservation does not admit never
+    uses its hosts in the window, preempting included. The only victim, r1, runs on the
+    reserved host a (b is full of high work): h1 pends RESERVED naming maint, and r1 is
+    not preempted (it was, on a, before). The same under every backfill policy and with
+    the shortcuts and the cache off."""
+    for policy in ("none", "easy", "conservative", "slurm"):
+        state = (
+            reserved_pair()
+            .backfill(policy)
+            .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
+            .running("r2", {"b": 2}, queue="high", start_time=0, requested_time=50_000)
+            .job("h1", 2, queue="high", requested_time=100)
+            .build()
+        )
+        for result in _all_switches(state):
+            d = decision(result, "h1")
+            assert isinstance(d, Pending), (policy, d)
+            assert d.preemption is None, (policy, d.preemption)
+            assert d.info.reason is PendReason.RESERVED, (policy, d.info)
+            assert "a preemption would give it" in d.info.message
+            assert "advance reservation maint" in d.info.message
+
+
+def test_a_preemption_takes_a_victim_outside_the_reservation() -> None:
+    """The victim that ranks first (r1, the youngest) runs on the reserved host a; the
+    other low job, r3 on b, is preempted instead."""
+    doc = (
+        reserved_pair()
+        .backfill("easy")
+        .running("r1", {"a": 2}, queue="low", start_time=5, requested_time=50_000)
+        .running("r3", {"b": 2}, queue="low", start_time=0, requested_time=50_000)
+        .job("h1", 2, queue="high", requested_time=100)
+        .to_dict()
+    )
+    for result in _all_switches(state_from_dict(doc, "<rsv>")):
+        d = decision(result, "h1")
+        assert isinstance(d, Pending)
+        assert d.preemption is not None
+        assert d.preemption.victims == ("r3",)
+        assert {c.host for c in d.preemption.promise.claims} == {1}  # b
+    del doc["reservations"]
+    d = decision(run(state_from_dict(doc, "<no reservation>")), "h1")
+    assert isinstance(d, Pending)
+    assert d.preemption is not None
+    assert d.preemption.victims == ("r1",)  # without the reservation: the youngest
+
+
+def test_a_job_the_reservation_admits_or_that_ends_before_it_preempts_there() -> None:
+    """A job of a user the reservation lists, or whose estimated run ends before the
+    window opens (maint from 500; h1 from 10 to 110), preempts r1 on the reserved host
+    as if there were no reservation; one whose estimate reaches into it does not."""
+    admitted: dict[str, Any] = {"users": ["alice"]}
+    later: dict[str, Any] = {"start": 500}
+    for how, user, requested, preempts in (
+        (admitted, "alice", 100, True),
+        (admitted, "bob", 100, False),
+        (later, "bob", 100, True),
+        (later, "bob", 1000, False),
+    ):
+        state = (
+            reserved_pair(**how)
+            .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
+            .running("r2", {"b": 2}, queue="high", start_time=0, requested_time=50_000)
+            .job("h1", 2, queue="high", user=user, requested_time=requested)
+            .build()
+        )
+        d = decision(run(state), "h1")
+        assert isinstance(d, Pending)
+        assert (d.preemption is not None) == preempts, (user, requested, d)
+        if preempts:
+            assert d.preemption is not None
+            assert d.preemption.victims == ("r1",)
+
+
+def test_a_failed_preemption_under_a_reservation_makes_no_cache_entry() -> None:
+    """Two jobs of one requirement, user and queue: long (its estimate reaches into
+    maint, from 500) cannot preempt r1 on a; short (ends at 110) can. The first failure
+    is the reservation's, not the requirement's: it makes no cache entry, so short is
+    still tried and preempts r1."""
+    state = (
+        reserved_pair(start=500)
+        .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
+        .running("r2", {"b": 2}, queue="high", start_time=0, requested_time=50_000)
+        .job("long", 2, queue="high", requested_time=1000)
+        .job("short", 2, queue="high", requested_time=100)
+        .build()
+    )
+    for result in _all_switches(state):
+        long, short = decision(result, "long"), decision(result, "short")
+        assert isinstance(long, Pending)
+        assert long.preemption is None
+        assert long.info.reason is PendReason.RESERVED
+        assert isinstance(short, Pending)
+        assert short.preemption is not None
+        assert short.preemption.victims == ("r1",)
+
+
+def test_a_job_naming_a_reservation_preempts_inside_it_only() -> None:
+    """h1 names maint (on a): it may preempt only there. r3 on b ranks first (the
+    youngest) but is outside: r1, on a, is preempted. With no victim inside (a holds high
+    work), nothing is preempted, although r3 would free enough."""
+    inside = (
+        reserved_pair()
+        .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
+        .running("r3", {"b": 2}, queue="low", start_time=5, requested_time=50_000)
+        .job("h1", 2, queue="high", requested_time=100, reservation="maint")
+        .build()
+    )
+    for result in _all_switches(inside):
+        d = decision(result, "h1")
+        assert isinstance(d, Pending)
+        assert d.preemption is not None
+        assert d.preemption.victims == ("r1",)
+        assert {c.host for c in d.preemption.promise.claims} == {0}  # a
+    outside = (
+        reserved_pair()
+        .running("r2", {"a": 2}, queue="high", start_time=0, requested_time=50_000)
+        .running("r3", {"b": 2}, queue="low", start_time=5, requested_time=50_000)
+        .job("h1", 2, queue="high", requested_time=100, reservation="maint")
+        .build()
+    )
+    for result in _all_switches(outside):
+        d = decision(result, "h1")
+        assert isinstance(d, Pending)
+        assert d.preemption is None
+        assert d.info.reason is not PendReason.PREEMPTING
+
+
+@st.composite
+def reserved_preemption_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A preemption document (above) at t=10 whose pending jobs have estimates (or
+    none), with an advance reservation on some of its hosts: its window from 0, 20 or
+    100, for 50 or 1000 s, open to nobody or to user u; some high jobs name it."""
+    doc = draw(preemption_docs())
+    hosts = [h["name"] for h in doc["hosts"]]
+    start = draw(st.sampled_from([0, 20, 100]))
+    rsv: dict[str, Any] = {
+        "name": "maint",
+        "hosts": draw(st.lists(st.sampled_from(hosts), min_size=1, unique=True)),
+        "start": start,
+        "end": start + draw(st.sampled_from([50, 1000])),
+    }
+    if draw(st.booleans()):
+        rsv["users"] = ["u"]
+    doc["reservations"] = [rsv]
+    doc["now"] = 10
+    for job in doc["jobs"]:
+        requested = draw(st.sampled_from([None, 5, 50, 500]))
+        if requested is not None:
+            job["requested_time"] = requested
+        if job["queue"] == "high" and draw(st.integers(0, 3)) == 0:
+            job["reservation"] = "maint"
+    return doc
+
+
+def _forbidden(doc: dict[str, Any], job: dict[str, Any]) -> set[str]:
+    """The hosts a job may not be placed on now (worked out from the document): those
+    of maint when its run [10, 10 + estimate) overlaps the window and maint does not
+    admit the job; every other host when the job names maint."""
+    rsv = doc["reservations"][0]
+    hosts = {h["name"] for h in doc["hosts"]}
+    if job.get("reservation") == "maint":
+        return hosts - set(rsv["hosts"])
+    end = 10 + job.get("requested_time", float("inf"))
+    admitted = job.get("user") in rsv.get("users", ())
+    overlaps = rsv["start"] < end and rsv["end"] > 10
+    return set(rsv["hosts"]) if overlaps and not admitted else set()
+
+
+@given(reserved_preemption_docs())
+def test_promises_keep_off_reserved_hosts_and_switches_change_nothing(
+    doc: dict[str, Any],
+) -> None:
+    """Property: with an advance reservation, every promise (and every dispatch) keeps
+    off the hosts the job may not use; the victims are lower-priority candidates, never
+    one twice; the dispatches and promises applied in order over-allocate nothing; and
+    the cache and shortcuts change no decision, preemptions included."""
+    state = state_from_dict(doc, "<reserved>")
+    result = run(state)
+    jobs = {j["id"]: j for j in doc["jobs"]}
+    seen: list[str] = []
+    for d in result.decisions:
+        if isinstance(d, Dispatched):
+            claims = d.allocation.claims
+        elif d.preemption is not None:
+            claims = d.preemption.promise.claims
+            seen += d.preemption.victims
+        else:
+            continue
+        on = {doc["hosts"][c.host]["name"] for c in claims}
+        assert not on & _forbidden(doc, jobs[d.job]), d
+    assert len(seen) == len(set(seen))
+    _apply_session(doc, result)
+    off = run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False)
+
+    def value(r: SessionResult) -> list[Any]:
+        return [
+            (d.job, d.allocation.claims)
+            if isinstance(d, Dispatched)
+            else (d.job, d.info.reason, d.preemption)
+            for d in r.decisions
+        ]
+
+    assert value(result) == value(off)
+
+
+def test_random_reserved_states_reach_both_sides_of_the_reservation() -> None:
+    """The property above is not vacuous: over 200 derandomized states, preemptions are
+    promised on reserved hosts (to admitted jobs, jobs that end before the window, jobs
+    naming it) and kept off them (RESERVED after a preemption the mask stopped)."""
+    from hypothesis import Phase, settings
+
+    seen: Counter[str] = Counter()
+
+    @settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
+    @given(reserved_preemption_docs())
+    def collect(doc: dict[str, Any]) -> None:
+        reserved = set(doc["reservations"][0]["hosts"])
+        for d in run(state_from_dict(doc, "<reserved>")).pending:
+            if d.preemption is not None:
+                on = {doc["hosts"][c.host]["name"] for c in d.preemption.promise.claims}
+                seen["promised on a reserved host"] += bool(on & reserved)
+                seen["promised elsewhere"] += not on & reserved
+            elif "a preemption would give it" in d.info.message:
+                seen["kept off by the reservation"] += 1
+
+    collect()
+    wanted = ("promised on a reserved host", "promised elsewhere", "kept off by the reservation")
+    assert all(seen[k] for k in wanted), seen

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -81,6 +82,34 @@ def test_without_preempting_queues_nothing_changes() -> None:
     starts = {r.job.id: r.start for r in result.records}
     assert starts == {"l": 0, "h": 100}
     assert result.stats.preemptions == 0
+
+
+@pytest.mark.parametrize("policy", ["none", "easy", "conservative"])
+def test_a_replay_never_preempts_onto_a_reserved_host(policy: str) -> None:
+    """docs/backfill.md, advance reservations, in a replay: host a (2 slots) is in
+    maint over [100, 1000). h1 (high, 2 tasks, 300 s) arrives at 50; its run would
+    overlap the window, so it does not preempt l1 (low, 0-90) on a: it starts when the
+    window closes, at 1000, and l1 runs to its end (before: h1 ran 50-350 and l1 was
+    preempted and restarted at 1000). The same with l1 estimated to end as it opens."""
+    for requested in (95, 100):
+        state = (
+            ClusterBuilder()
+            .queue("high", 5, preempts=["low"])
+            .queue("low", 1)
+            .host("a", 2)
+            .reservation("maint", 100, 1000, hosts=["a"])
+            .backfill(policy)
+            .build()
+        )
+        jobs = [
+            SimJob("l1", 0, 90, 2, queue="low", requested_time=requested),
+            SimJob("h1", 50, 300, 2, queue="high", requested_time=300),
+        ]
+        result = Simulation(state, jobs).run()
+        verify(result, jobs)
+        got = {r.job.id: (r.start, r.end, r.preempted) for r in result.records}
+        assert got == {"l1": (0, 90, 0), "h1": (1000, 1300, 0)}, (requested, got)
+        assert result.stats.preemptions == 0
 
 
 @st.composite

@@ -22,7 +22,7 @@ from xce.cluster.units import to_units
 from xce.resreq import CompiledSelect, SelectMemo
 
 if TYPE_CHECKING:
-    from xce.alloc.preemption import Released
+    from xce.alloc.preemption import Masked, Released
 
 __all__ = ["SessionBooks"]
 
@@ -52,6 +52,9 @@ class SessionBooks:
         # the next...), ahead of order[] and host order (None: none; the session's own
         # books never have one)
         self.preference: tuple[FloatArray, ...] | None = None
+        # a view's hosts the job may not use at all (advance reservations: their
+        # availability is nothing; a failure's reason counts them apart, as RESERVED)
+        self.outside: npt.NDArray[np.bool_] | None = None
         self.version = 0  # bumped whenever availability changes (see :meth:`charge`)
         self.max_slots = 0.0
         self.n_ok = 0
@@ -124,16 +127,30 @@ class SessionBooks:
             for name, w in out.items()
         }
 
-    def released(self, back: Released) -> SessionBooks:
+    def released(self, back: Released, masked: Masked = ()) -> SessionBooks:
         """These books with the claims of ``back`` given back: what PREEMPT mode counts
-        as available (design §3a). These books are left exactly as they were."""
+        as available (design §3a), with nothing available on the hosts of ``masked``
+        (advance reservations the job may not use). These books are left exactly as
+        they were."""
         avail = {name: units.copy() for name, units in self._avail.items()}
         for name, amounts in self._given_back(back).items():
             avail[name] += amounts
+        for hosts in masked:
+            for held in avail.values():
+                held[hosts] = np.minimum(held[hosts], 0.0)
         shared = dict(self._shared)
         for name, units in back.shared:
             shared[name] += units
-        return self.view(avail, shared)
+        return self.view(avail, shared, outside=self.outside_of(masked))
+
+    def outside_of(self, masked: Masked) -> npt.NDArray[np.bool_] | None:
+        """The hosts of ``masked`` as a mask (None: none)."""
+        if not masked:
+            return None
+        outside = np.zeros(self.state.hosts.n, dtype=np.bool_)
+        for hosts in masked:
+            outside[hosts] = True
+        return outside
 
     def view(
         self,
@@ -141,6 +158,7 @@ class SessionBooks:
         shared: dict[str, float],
         preference: tuple[FloatArray, ...] | None = None,
         total_slots: float | None = None,
+        outside: npt.NDArray[np.bool_] | None = None,
     ) -> SessionBooks:
         """Books of the same cluster with ``available`` (units per resource, every
         resource of these books; taken, not copied) and ``shared`` (units): the one
@@ -150,6 +168,8 @@ class SessionBooks:
         to the next), before the job's ``order[]`` and the host order (a planned
         placement prefers the hosts freed latest). ``total_slots``: the slots of
         ``available`` on the ok hosts together, if the caller has summed them.
+        ``outside``: hosts the job may not use (nothing is available on them in
+        ``available`` already); a failure's reason counts them apart, as RESERVED.
 
         A separate object: its own select memo, cursors and static eligibility
         (availability in it is not the session's, and only falls while an attempt runs
@@ -167,6 +187,7 @@ class SessionBooks:
         view.memo = SelectMemo(view)
         view.cursors = {}
         view.preference = preference
+        view.outside = outside
         view._static_eligible = {}
         view.ok, view.max_slots, view.n_ok = self.ok, self.max_slots, self.n_ok
         view.total_slots = (

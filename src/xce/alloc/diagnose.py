@@ -116,6 +116,8 @@ def diagnose(
     n_hosts = books.hosts.n
     sel = books.memo.mask(pp.select) if pp.select is not None else np.ones(n_hosts, np.bool_)
     eligible = books.ok & sel
+    if books.outside is not None:  # hosts advance reservations keep from the job
+        eligible &= ~books.outside
     stages = _Stages(pp, ctx)
     reason, message, limits = _reason(pp, ctx, stages, eligible, sel, groups)
     if not breakdown:
@@ -136,6 +138,14 @@ def _reason(
     span = pp.primary.span
     what = f"select[{pp.select.expr.text}]" if pp.select is not None else "the requirement"
     if not eligible.any():
+        kept = sel & books.ok & books.outside if books.outside is not None else None
+        if kept is not None and kept.any():
+            k = int(kept.sum())
+            return (
+                PendReason.RESERVED,
+                f"the {k} host(s) matching {what} are kept from it by advance reservations",
+                (),
+            )
         off = sel & ~books.ok
         if off.any():
             k = int(off.sum())
@@ -259,8 +269,10 @@ def _breakdown(
     could take it is counted under the job's reason), counted, with example names."""
     books = ctx.books
     b = _bucket(pp)
-    fails = [
-        (PendReason.HOST_STATUS, ~books.ok),
+    fails = [(PendReason.HOST_STATUS, ~books.ok)]
+    if books.outside is not None:
+        fails.append((PendReason.RESERVED, books.outside))
+    fails += [
         (PendReason.SELECT, ~sel),
         (PendReason.NOT_ENOUGH_SLOTS, st.slots < b),
         (PendReason.NOT_ENOUGH_RESOURCE, st.res < b),

@@ -44,7 +44,14 @@ from xce.alloc.outcome import (
 )
 from xce.alloc.plans import Plan
 from xce.alloc.plugins import AllocatorRegistry, default_registry
-from xce.alloc.preemption import Footprint, Released, find_preemption, footprint, may_preempt
+from xce.alloc.preemption import (
+    Footprint,
+    Masked,
+    Released,
+    find_preemption,
+    footprint,
+    may_preempt,
+)
 from xce.alloc.request import PreparedPrimary, PreparedRequirement
 from xce.cluster.catalog import SLOTS
 from xce.cluster.state import ClusterState, RunningJob
@@ -160,13 +167,20 @@ class Allocator:
             self._prints = {k: v for k, v in prints.items() if k in running}
 
     # --- job level -------------------------------------------------------------------
-    def decide(self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL) -> Decision:
+    def decide(
+        self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL, *, masked: Masked = ()
+    ) -> Decision:
         """Place ``job`` and charge the session's books at once, or say why it waits.
 
         The spec's full preemption flow: cache check, normal allocation, then — only if
         that failed and the job's queue may preempt — the preemptor's victim sets; on
         success the job pends PREEMPTING with its victims and no cache entry is made,
         else the cache entries of the normal attempt are made as usual.
+
+        ``masked``: hosts the job may not be promised by a preemption (the advance
+        reservations that do not admit it over its run: xce.alloc.planner). A failure
+        under a mask makes no cache entry: an identical job another mask (or none)
+        leaves free to preempt may still succeed.
         """
         preempting = mode is AllocMode.NORMAL and may_preempt(self, job.queue)
         self._deferred = [] if preempting else None
@@ -176,9 +190,11 @@ class Allocator:
             deferred, self._deferred = self._deferred, None
         never = self.empty.never_runnable(job) if isinstance(decision, Pending) else None
         if isinstance(decision, Pending) and preempting and never is None and not decision.cached:
-            found = find_preemption(self, job, self.preemptor)
+            found = find_preemption(self, job, self.preemptor, masked)
             if found is not None:
                 return self._commit_preemption(job, *found)
+            if masked:
+                deferred = None
         for key, info in deferred or ():  # e.g. an alternative that failed before one fit
             self.cache.insert(key, info)
             self.stats.cache_inserts += 1
@@ -195,7 +211,7 @@ class Allocator:
         self.books.charge_beyond(promise, back)
         ids = self.limits.applicable(job.user, job.queue, job.project)
         if ids:
-            self.limits.charge(ids, promise)
+            self.limits.charge_beyond(ids, promise, back.limit_jobs)
         self.preempted.update(found.victims)
         self.stats.preemptions += 1
         names = ", ".join(found.victims[:5]) + (", ..." if len(found.victims) > 5 else "")
@@ -231,12 +247,31 @@ class Allocator:
             self.limits.charge(ids, allocation)
         self.books.charge(allocation)
 
-    def preempt_view(self, back: Released) -> Allocator:
+    def preempt_view(self, back: Released, masked: Masked = ()) -> Allocator:
         """An allocator like this one on a view of the session's books in which
-        ``back``'s victims have released everything (PREEMPT mode; the session's books
-        are not touched)."""
+        ``back``'s victims have released everything and the hosts of ``masked`` have
+        nothing (PREEMPT mode; the session's books are not touched)."""
         limits = self.limits.released(back.limit_jobs) if back.limit_jobs else self.limits
-        return self.on_view(self.books.released(back), limits)
+        return self.on_view(self.books.released(back, masked), limits)
+
+    def could_preempt(self, job: JobRequest) -> bool:
+        """Whether some victim set the preemptor offers would let ``job`` be placed
+        (nothing is preempted, charged or cached: a question, e.g. whether only a
+        mask stopped a preemption)."""
+        if not may_preempt(self, job.queue) or self.empty.never_runnable(job) is not None:
+            return False
+        return find_preemption(self, job, self.preemptor) is not None
+
+    def preempt(self, job: JobRequest, masked: Masked = ()) -> Pending | None:
+        """Preemption alone, for a job the caller has failed to place on a view of the
+        books (a job that runs only in its own reservation: xce.alloc.planner): the
+        job pending PREEMPTING with its victims chosen and its promise charged, or None
+        (its queue may not preempt, it can never run, or no victim set is sufficient).
+        No cache entry is made either way."""
+        if not may_preempt(self, job.queue) or self.empty.never_runnable(job) is not None:
+            return None
+        found = find_preemption(self, job, self.preemptor, masked)
+        return None if found is None else self._commit_preemption(job, *found)
 
     @property
     def job_blind(self) -> bool:

@@ -179,6 +179,26 @@ class LimitBooks:
         claims = [(c.host, float(c.slots), self._units(c.amounts)) for c in allocation.claims]
         self._add(which, claims, self._units(allocation.shared))
 
+    def charge_beyond(
+        self,
+        which: tuple[int, ...],
+        allocation: JobAllocation,
+        jobs: Sequence[tuple[tuple[int, ...], list[tuple[int, float, Amounts]], Amounts]],
+    ) -> None:
+        """Count a preemptor's promise beyond what its victims ``jobs`` give back (as
+        :meth:`released` takes them): per limit, key and host, the usage becomes the
+        larger of today's (the victims still hold theirs until they release) and the
+        usage with the victims gone and the promise charged. A limit the victims and
+        the preemptor share is then never counted twice for the same work."""
+        after = self.released(jobs)
+        after.charge(which, allocation)
+        for i in which:
+            total, done = self._total[i], after._total[i]
+            for key, used in done.items():
+                total[key] = max(total[key], used)
+            for key, column in self._per_host[i].items():
+                np.maximum(column, after._per_host[i][key], out=column)
+
     def released(
         self, jobs: Sequence[tuple[tuple[int, ...], list[tuple[int, float, Amounts]], Amounts]]
     ) -> LimitBooks:

@@ -15,7 +15,7 @@ configuration changes (host capacities or attributes, shared totals, limits).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,7 +28,9 @@ from xce.cluster.hosts import HostTable
 from xce.cluster.state import ClusterState
 
 if TYPE_CHECKING:
+    from xce.alloc.books import SessionBooks
     from xce.alloc.engine import JobRequest
+    from xce.alloc.limits import LimitBooks
 
 __all__ = ["EmptyCluster"]
 
@@ -38,10 +40,14 @@ class _Placer(Protocol):
 
     state: ClusterState
     token: CancelToken
+    books: SessionBooks
+    limits: LimitBooks
 
     def begin_session(self) -> None: ...
 
     def try_place(self, job: JobRequest) -> object: ...
+
+    def on_view(self, books: SessionBooks, limits: LimitBooks) -> _Placer: ...
 
 
 class EmptyCluster:
@@ -71,6 +77,43 @@ class EmptyCluster:
             info = PendInfo(
                 PendReason.NEVER_RUNNABLE,
                 f"can never run on this cluster as configured: {why.message}",
+                why.hosts,
+                why.examples,
+                why.limits,
+                why.reason,
+            )
+        self._memo[key] = info
+        return info
+
+    def never_within(self, job: JobRequest, name: str, hosts: Sequence[int]) -> PendInfo | None:
+        """The NEVER_RUNNABLE pend info of ``job`` when it may run only on ``hosts``
+        (those of its advance reservation ``name``) and the empty cluster cannot place
+        it there, or None."""
+        state = self._owner.state
+        placer = self._current(state)
+        key: object = (job.requirement, name, tuple(hosts))
+        if state.limits:
+            key = (key, job.user, job.queue, job.project)
+        if key in self._memo:
+            return self._memo[key]
+        placer.token = self._owner.token
+        books = placer.books
+        outside = np.ones(state.hosts.n, dtype=np.bool_)
+        outside[list(hosts)] = False
+        avail = {}
+        for resource in placer.state.hosts.units:
+            units = books.units(resource).copy()
+            units[outside] = np.minimum(units[outside], 0.0)
+            avail[resource] = units
+        shared = {n: books.shared_units(n) for n in state.shared_total}
+        view = placer.on_view(books.view(avail, shared, outside=outside), placer.limits)
+        decision = view.try_place(replace(job, requirement=_without_volatile(job.requirement)))
+        info = None
+        if isinstance(decision, Pending):
+            why = decision.info
+            info = PendInfo(
+                PendReason.NEVER_RUNNABLE,
+                f"can never run in its reservation {name} as configured: {why.message}",
                 why.hosts,
                 why.examples,
                 why.limits,

@@ -44,6 +44,7 @@ from xce.alloc.outcome import (
     PendReason,
     PlannedStart,
 )
+from xce.alloc.preemption import may_preempt
 from xce.alloc.profile import Profile
 from xce.cluster.catalog import SLOTS
 from xce.cluster.estimates import estimate, estimated_end
@@ -196,9 +197,13 @@ class Planner:
         plain = not named and hint is None and self._planned_from >= end
         if plain and not self._blocking(job, now, end):
             return alloc.decide(request)  # the view is the books: decided as ever
+        masked = self.preempt_mask(job, request, now, end)
+        if named:  # its reservation's hosts are all it may use, preempting too
+            return self._in_own(job, request, end, masked, hint)
         if self._shortcuts and request.requirement.fewest_tasks > alloc.books.total_slots:
             self.reached["too wide for what is free"] += 1
-            return alloc.decide(request)  # more tasks than free slots: the reason, as ever
+            # more tasks than free slots: the reason, as ever
+            return self.decide_masked(job, request, end, masked)
         fits_now: bool | None = None
         if self._shortcuts and monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
@@ -206,11 +211,9 @@ class Planner:
             fits_now = self.fits_books(request)
             if not fits_now:
                 self.reached["no view tried"] += 1
-                return alloc.decide(request)  # the reason, as ever
-        if (
-            self._shortcuts
-            and not named
-            and not self._slot_totals().holds_at(now, duration, request.requirement.fewest_tasks)
+                return self.decide_masked(job, request, end, masked)  # the reason, as ever
+        if self._shortcuts and not self._slot_totals().holds_at(
+            now, duration, request.requirement.fewest_tasks
         ):
             self.reached["reserved by totals"] += 1
             decision: Decision = Pending(job.id, PendInfo(PendReason.RESERVED, ""))
@@ -221,13 +224,102 @@ class Planner:
         if isinstance(decision, Dispatched):
             alloc.charge(request, decision.allocation)
             return decision
-        if named:
-            return decision  # its reservation's hosts are all it may use
         if fits_now is None:
             fits_now = self.fits_books(request)
         if fits_now:
             return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
-        return alloc.decide(request)  # it does not fit now: the reason, as ever
+        # it does not fit now: the reason, as ever
+        return self.decide_masked(job, request, end, masked)
+
+    def _in_own(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        end: float,
+        masked: list[IndexArray | slice],
+        hint: IndexArray | None,
+    ) -> Decision:
+        """The decision now of a job naming a reservation whose window it fits: placed
+        on a view of its reservation's hosts (no shortcut: it is decided the same way
+        whatever the books); else NEVER_RUNNABLE when no state of the cluster, or of
+        its reservation's hosts, could run it; else a preemption inside its
+        reservation; else the view's reason."""
+        alloc = self.allocator
+        decision = self.try_in_own(job, request, end, hint)
+        if isinstance(decision, Dispatched):
+            alloc.charge(request, decision.allocation)
+            return decision
+        return self.own_pend(job, request, decision, masked)
+
+    def try_in_own(
+        self, job: PendingJob, request: JobRequest, end: float, hint: IndexArray | None = None
+    ) -> Decision:
+        """A job naming a reservation, tried now on a view of its reservation's hosts
+        until ``end`` (nothing charged)."""
+        alloc = self.allocator
+        view = self._view(job, self.now, end, starting=True, prefer=False, hint=hint)
+        assert view is not None
+        return alloc.on_view(view, alloc.limits).try_place(request)
+
+    def own_pend(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        decision: Pending,
+        masked: list[IndexArray | slice],
+    ) -> Pending:
+        """Why a job naming a reservation does not start now, ``decision`` its failure
+        on a view of its reservation: NEVER_RUNNABLE when no state of the cluster, or
+        of its reservation's hosts, could run it; else PREEMPTING, if victims inside
+        its reservation free enough; else ``decision``."""
+        alloc = self.allocator
+        own = self.reservations[job.reservation or ""]
+        never = alloc.empty.never_runnable(request) or alloc.empty.never_within(
+            request, own.name, own.hosts
+        )
+        if never is not None:
+            return Pending(job.id, never)
+        return alloc.preempt(request, masked) or decision
+
+    def decide_masked(
+        self,
+        job: PendingJob,
+        request: JobRequest,
+        end: float,
+        masked: list[IndexArray | slice] | None = None,
+    ) -> Decision:
+        """The allocator's decision for a job that does not start on a view now (its
+        reason, as ever), any preemption kept off the hosts of ``masked`` (default:
+        the reservations the job may not use until ``end``, :meth:`preempt_mask`).
+        When that mask alone stops a preemption, the job pends RESERVED, naming the
+        reservations (the preemption is looked for once more without the mask, and
+        not made)."""
+        alloc = self.allocator
+        if masked is None:
+            masked = self.preempt_mask(job, request, self.now, end)
+        decision = alloc.decide(request, masked=masked)
+        if (
+            masked
+            and job.reservation is None  # else: it runs in its own or not at all
+            and isinstance(decision, Pending)
+            and decision.preemption is None
+            and decision.info.reason is not PendReason.NEVER_RUNNABLE
+            and not decision.cached
+            and alloc.could_preempt(request)
+        ):
+            why = self.why_reserved(job, end, preempting=True)
+            return Pending(job.id, PendInfo(PendReason.RESERVED, why))
+        return decision
+
+    def preempt_mask(
+        self, job: PendingJob, request: JobRequest, start: float, end: float
+    ) -> list[IndexArray | slice]:
+        """The hosts a preemption may not promise the job over ``[start, end)``: those
+        of the reservations it may not use (:meth:`masked`); none when its queue does
+        not preempt."""
+        if not self.reservations or not may_preempt(self.allocator, request.queue):
+            return []
+        return self.masked(job, start, end)
 
     def fits_books(self, request: JobRequest) -> bool:
         """Whether the job could be placed on the books now (tried on a view of them:
@@ -497,7 +589,8 @@ class Planner:
         if starting:  # what is really free now (a job past its estimate still holds)
             avail = {n: np.minimum(a, books.units(n)) for n, a in avail.items()}
             shared = {n: min(v, books.shared_units(n)) for n, v in shared.items()}
-        for hosts in self.masked(job, start, end):
+        masked = self.masked(job, start, end)
+        for hosts in masked:
             for a in avail.values():
                 a[hosts] = np.minimum(a[hosts], 0.0)
         slots = avail[SLOTS]
@@ -509,7 +602,9 @@ class Planner:
         keys = [self._preference(start)] if prefer else []
         if hint is not None and len(hint):
             keys.insert(0, self._hint_key(hint))
-        return books.view(avail, shared, tuple(keys) if keys else None, total)
+        return books.view(
+            avail, shared, tuple(keys) if keys else None, total, books.outside_of(masked)
+        )
 
     def masked(self, job: PendingJob, start: float, end: float) -> list[IndexArray | slice]:
         """Hosts the job may not use over ``[start, end)`` because of reservations."""
@@ -590,16 +685,22 @@ class Planner:
                 out = min(out, float(times[i]))
         return out
 
-    def why_reserved(self, job: PendingJob, end: float) -> str:
-        """The message of a job that fits now, but not beside the plan, run until ``end``."""
+    def why_reserved(self, job: PendingJob, end: float, *, preempting: bool = False) -> str:
+        """The message of a job that fits now, but not beside the plan, run until ``end``
+        (``preempting``: it would fit with victims preempted, but only on hosts of
+        advance reservations that do not admit it)."""
         blocking = self._overlapping(job, self.now, end) if self.reservations else []
-        if blocking:
-            r = blocking[0]
-            return (
-                f"the hosts it fits on now are in advance reservation {r.name} "
-                f"from {self.when(r.start)} to {self.when(r.end)}, which its estimated run "
-                "would overlap"
+        if blocking or preempting:
+            named = [f"{r.name} from {self.when(r.start)} to {self.when(r.end)}" for r in blocking]
+            more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+            which = ", ".join(named[:3]) + more
+            what = "advance reservation" + ("s " if len(named) > 1 else " ")
+            head = (
+                "the hosts a preemption would give it are in "
+                if preempting
+                else "the hosts it fits on now are in "
             )
+            return head + what + which + ", which its estimated run would overlap"
         first = self._first
         if first is not None and first.start < end:
             return (

@@ -33,11 +33,12 @@ from xce.preempt import Preemptor, Victim
 if TYPE_CHECKING:
     from xce.alloc.engine import Allocator, JobRequest
 
-__all__ = ["Footprint", "Released", "find_preemption", "footprint", "may_preempt"]
+__all__ = ["Footprint", "Masked", "Released", "find_preemption", "footprint", "may_preempt"]
 
 Amounts = tuple[tuple[str, float], ...]
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
+Masked = Sequence[IndexArray | slice]  # hosts a job may not be placed on (reservations)
 
 
 @dataclass(slots=True)
@@ -132,10 +133,15 @@ class _Probe:
     """The :class:`~xce.preempt.VictimProbe` for one pending job."""
 
     def __init__(
-        self, allocator: Allocator, job: JobRequest, found: list[tuple[Victim, Footprint]]
+        self,
+        allocator: Allocator,
+        job: JobRequest,
+        found: list[tuple[Victim, Footprint]],
+        masked: Masked,
     ) -> None:
         self.allocator = allocator
         self.job = job
+        self.masked = masked
         self.prints = {v.id: f for v, f in found}
         self.order = {v.id: k for k, (v, _) in enumerate(found)}
         counts = np.fromiter((len(f.holdings) for _, f in found), np.intp, len(found))
@@ -200,7 +206,7 @@ class _Probe:
 
     def sufficient(self, victims: Sequence[Victim]) -> bool:
         self.calls += 1
-        view = self.allocator.preempt_view(self.released(victims))
+        view = self.allocator.preempt_view(self.released(victims), self.masked)
         decision = view.try_place(self.job, AllocMode.PREEMPT)
         if isinstance(decision, Dispatched):
             self.placed[tuple(sorted(v.id for v in victims))] = decision.allocation
@@ -209,16 +215,17 @@ class _Probe:
 
 
 def find_preemption(
-    allocator: Allocator, job: JobRequest, preemptor: Preemptor
+    allocator: Allocator, job: JobRequest, preemptor: Preemptor, masked: Masked = ()
 ) -> tuple[Preemption, Released] | None:
     """The first victim set the preemptor offers that the engine can commit, with the
     job's promised allocation and what the victims give back; None when there is none.
     Sets that break the preemptor's contract (empty, a job twice, not a candidate, not
-    sufficient) are skipped."""
+    sufficient) are skipped. ``masked``: hosts the job may not be promised even with
+    its victims gone (advance reservations that do not admit it over its run)."""
     found = candidates(allocator, job.queue)
     if not found:
         return None
-    probe = _Probe(allocator, job, found)
+    probe = _Probe(allocator, job, found, masked)
     sets = preemptor.victim_sets([v for v, _ in found], probe)
     try:
         for offered in sets:

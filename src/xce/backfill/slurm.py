@@ -186,14 +186,14 @@ class SlurmPlanner(Planner):
         if self._earliest is None or found.t < self._earliest[1]:
             self._earliest = (job, found.t)
 
-    def why_reserved(self, job: PendingJob, end: float) -> str:
+    def why_reserved(self, job: PendingJob, end: float, *, preempting: bool = False) -> str:
         first = self._earliest
-        if first is not None:
+        if first is not None and not preempting:
             return (
                 "the nodes it fits on now are reserved, whole, by Slurm's backfill plan "
                 f"(first for job {first[0]}, planned to start at {self.when(first[1])})"
             )
-        return super().why_reserved(job, end)
+        return super().why_reserved(job, end, preempting=preempting)
 
     # --- one record -----------------------------------------------------------------------
     def _record(
@@ -287,10 +287,18 @@ class SlurmPlanner(Planner):
     def _pend(self, job: PendingJob, request: JobRequest, duration: float) -> Pending:
         """Why a job Slurm does not start now waits: RESERVED when it fits the books
         (the plan keeps it off), else the allocator's reason, as ever."""
+        end = self.now + duration
+        if job.reservation is not None:  # its reservation's hosts are all it may use
+            tried = self.try_in_own(job, request, end)
+            if isinstance(tried, Pending):
+                return self.own_pend(
+                    job, request, tried, self.preempt_mask(job, request, self.now, end)
+                )
+            return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
         if self.fits_books(request):
-            info = PendInfo(PendReason.RESERVED, self.why_reserved(job, self.now + duration))
+            info = PendInfo(PendReason.RESERVED, self.why_reserved(job, end))
             return Pending(job.id, info)
-        decision = self.allocator.decide(request)
+        decision = self.decide_masked(job, request, end)
         if isinstance(decision, Dispatched):
             raise InternalError(f"job {job.id} fits the books after all")
         return decision
