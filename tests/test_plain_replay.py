@@ -534,7 +534,9 @@ FEATURES = {
     "fairshare merged with other queues",
     "fairshare reordered",
     "backfill plans",
-    "preempted",
+    # "preempted": the cases of test_preempting_cases_preempt preempt (at least 10 of
+    # them); these reach it only by chance (none since --enforce-walltime kills at a
+    # queue's default_runtime, as some of these queues have one)
     "backfilled",
     "planned ahead",
     "single_queue=True",

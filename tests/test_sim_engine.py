@@ -344,6 +344,51 @@ def test_enforce_walltime(
     assert not b.killed
 
 
+QUEUE_LIMITS = {
+    # name: (runtime, requested_time, queue's max_runtime, default_runtime, (end, killed))
+    "request capped by max_runtime": (100.0, 80.0, 50.0, None, (50.0, True)),
+    "request within max_runtime": (100.0, 40.0, 50.0, None, (40.0, True)),
+    "no request: default_runtime": (100.0, None, None, 30.0, (30.0, True)),
+    "no request, no default: max_runtime": (100.0, None, 70.0, None, (70.0, True)),
+    "within the queue's limit": (20.0, None, 70.0, 30.0, (20.0, False)),
+}
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy"])
+@pytest.mark.parametrize(
+    ("runtime", "requested", "max_runtime", "default", "expected"),
+    list(QUEUE_LIMITS.values()),
+    ids=list(QUEUE_LIMITS),
+)
+def test_enforce_walltime_kills_at_the_queues_limit(
+    runtime: float,
+    requested: float | None,
+    max_runtime: float | None,
+    default: float | None,
+    expected: tuple[float, bool],
+    backfill: str,
+) -> None:
+    """--enforce-walltime kills a job at the time limit planning assumes for it: its
+    requested time capped by the queue's max_runtime, else the queue's default_runtime,
+    else its max_runtime, as Slurm's MaxTime and DefaultTime (it was the requested time
+    alone: a job past max_runtime ran on, and one without a request never ended early).
+    The same in the plain replay (none) and the planning one (easy)."""
+    limits = {"max_runtime": max_runtime, "default_runtime": default}
+    state = (
+        ClusterBuilder()
+        .queue("normal", 1, **{k: v for k, v in limits.items() if v is not None})
+        .hosts(1, slots=1)
+        .backfill(backfill)
+        .build()
+    )
+    jobs = [SimJob("a", 0, runtime, 1, requested_time=requested), SimJob("b", 1, 5, 1)]
+    for fast in (True, False):
+        result = run(jobs, state, enforce_walltime=True, fast_paths=fast)
+        a, b = result.records
+        assert (a.end, a.killed) == expected, fast
+        assert b.start == expected[0]
+
+
 # --- unrunnable jobs ---------------------------------------------------------------------
 
 UNRUNNABLE = {

@@ -156,6 +156,20 @@ def test_backfill_with_predicted_needs_a_predictor() -> None:
         ).run()
 
 
+def test_a_predictor_without_a_plan_is_said_to_predict_nothing() -> None:
+    """A predictor predicts planned starts: with no queue that plans it predicts none,
+    and the replay's warnings say so (it was silent, prediction_error_s counting no
+    job); with a queue that plans, no such warning."""
+    jobs = [SimJob("a", 0.0, 10.0, 1, requested_time=20.0), SimJob("b", 1.0, 5.0, 1)]
+    quiet = Simulation(uniform_cluster(1, 1), jobs, SimOptions(predictor="history")).run()
+    (line,) = [w for w in quiet.warnings if "--predictor" in w]
+    assert "--predictor history: no queue of the workload plans" in line
+    planned = SimOptions(predictor="history", backfill="easy")
+    result = Simulation(uniform_cluster(1, 1), jobs, planned).run()
+    assert not [w for w in result.warnings if "--predictor" in w]
+    assert not Simulation(uniform_cluster(1, 1), jobs).run().warnings
+
+
 @needs_kth
 @pytest.mark.parametrize("config", ["fraction", "history"])
 def test_easy_with_predictions_agrees_with_the_reference_job_for_job(config: str) -> None:

@@ -127,7 +127,11 @@ REPLAY_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
         "enforce_walltime",
         Annotated[
             bool,
-            typer.Option("--enforce-walltime", help="End jobs at their requested time."),
+            typer.Option(
+                "--enforce-walltime",
+                help="End jobs at their time limit: the requested time, capped by the "
+                "queue's max_runtime (else its default_runtime, else max_runtime).",
+            ),
         ],
         False,
     ),

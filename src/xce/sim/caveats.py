@@ -19,7 +19,7 @@ from xce.cluster.estimates import estimate
 from xce.sim.model import SimJob
 from xce.timefmt import duration
 
-__all__ = ["backfill_estimates", "endless_running", "ignored_jobs"]
+__all__ = ["backfill_estimates", "endless_running", "ignored_jobs", "predictor_unused"]
 
 
 def backfill_estimates(
@@ -42,6 +42,20 @@ def backfill_estimates(
                 missing[job.queue] += 1
     return [
         _line(name, missing[name], total[name], state.queues.get(name)) for name in sorted(missing)
+    ]
+
+
+def predictor_unused(predictor: str | None, plans: dict[str, bool]) -> list[str]:
+    """A line when a runtime predictor is given but no queue of the workload plans
+    (``plans``: queue name -> its backfill policy plans): a predictor's predictions are
+    planned starts (and, with ``backfill_with="predicted"``, what backfill plans with),
+    so without a plan it predicts nothing and ``prediction_error_s`` counts no job."""
+    if predictor is None or any(plans.values()):
+        return []
+    return [
+        f"--predictor {predictor}: no queue of the workload plans (no backfill policy), "
+        "so no job gets a predicted start and prediction_error_s counts none (give "
+        "--backfill easy or conservative)"
     ]
 
 

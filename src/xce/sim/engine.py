@@ -106,7 +106,7 @@ from xce.sim.caveats import endless_running, ignored_jobs
 from xce.sim.checks import check_against, check_workload
 from xce.sim.flow import Changes, View, check_flow
 from xce.sim.idle import SAFE_RATIO, PlanSignature, chain_at, plan_signature, quiet_until
-from xce.sim.model import HostIndices, RecordTable, SimJob, Timeline, pending_job
+from xce.sim.model import HostIndices, RecordTable, SimJob, Timeline, pending_job, run_length
 from xce.sim.options import MIN_INTERVAL, SimOptions
 from xce.sim.plain import PlainReplay, plain_replay
 from xce.sim.predicted import Predictions, ShadowPlans, check_backfill_with, shadow_state
@@ -272,11 +272,17 @@ class Simulation:
 
     def _caveats(self) -> list[str]:
         """What the user should know of this replay's inputs (xce.sim.caveats)."""
-        from xce.sim.caveats import backfill_estimates
+        from xce.sim.caveats import backfill_estimates, predictor_unused
 
         core = self.core
         plans = {q: core.backfill_for(q).plans for q in {j.queue for j in self.jobs}}
-        return backfill_estimates(self.jobs, core.state, plans)
+        predictor = self.options.predictor
+        named = (
+            predictor
+            if isinstance(predictor, str) or predictor is None
+            else str(getattr(predictor, "name", type(predictor).__name__))
+        )
+        return backfill_estimates(self.jobs, core.state, plans) + predictor_unused(named, plans)
 
     # --- the loop --------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -1119,14 +1125,8 @@ class Simulation:
         self._dirty = True
         self._started_since = True
         self._busy += decision.allocation.slots
-        duration = job.runtime
-        killed = False
-        if (
-            self.options.enforce_walltime
-            and job.requested_time is not None
-            and job.runtime > job.requested_time
-        ):
-            duration, killed = job.requested_time, True
+        queue = self.core.state.queues.get(job.queue)
+        duration, killed = run_length(job, queue, self.options.enforce_walltime)
         columns = decision.allocation.columns()
         self._started[job.id] = (
             job,

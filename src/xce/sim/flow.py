@@ -14,7 +14,7 @@ Two relations between the jobs of a workload:
   the dependency holds, as a state file's job does. ``after:X+M`` holds M minutes after X
   first starts; ``afterany`` (and ``afterburstbuffer``) once X ends; ``afterok`` (and
   ``aftercorr``) once X ends successfully; ``afternotok`` once X ends unsuccessfully
-  (``SimJob.failed``, or killed at its requested time with ``--enforce-walltime``);
+  (``SimJob.failed``, or killed at its time limit with ``--enforce-walltime``);
   ``singleton`` is the core's own gate (no other running job of the user and name).
   Items are joined by ``,`` (all) or ``?`` (any).
 

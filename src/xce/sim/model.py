@@ -10,8 +10,9 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
+from xce.cluster.estimates import estimate
 from xce.cluster.jobflow import Dependency
-from xce.cluster.state import PendingJob
+from xce.cluster.state import PendingJob, Queue
 
 __all__ = [
     "BSLD_TAU",
@@ -24,6 +25,7 @@ __all__ = [
     "Timeline",
     "bounded_slowdown",
     "pending_job",
+    "run_length",
 ]
 
 BSLD_TAU = 10.0
@@ -82,7 +84,7 @@ class JobRecord:
     host_slots: Sequence[int] = ()  # slots of each claim, parallel to ``hosts``
     slots: int = 0
     alternative: int | None = None
-    killed: bool = False  # ended at its requested time (--enforce-walltime)
+    killed: bool = False  # ended at its time limit (--enforce-walltime, sim.model.run_length)
     unrunnable: str | None = None  # why it can never run on this cluster
     # (start, end) positions in the run's order of starts and ends: several sessions can
     # happen at one time (a 0-second job ends at the time it starts), so the end-of-run
@@ -452,6 +454,20 @@ class RecordTable(Sequence[JobRecord]):
             planned,
             ahead,
         )
+
+
+def run_length(job: SimJob, queue: Queue | None, enforce_walltime: bool) -> tuple[float, bool]:
+    """How long ``job`` runs once started, and whether it is killed at its time limit.
+    With ``enforce_walltime`` the limit is the one planning assumes
+    (:func:`xce.cluster.estimate`): the requested time capped by the queue's
+    ``max_runtime``, else the queue's ``default_runtime``, else its ``max_runtime``
+    (Slurm's job time limit, from ``--time``, ``DefaultTime`` and ``MaxTime``); a job
+    with none runs its runtime."""
+    if enforce_walltime:
+        limit = estimate(job.requested_time, queue)
+        if job.runtime > limit:
+            return limit, True
+    return job.runtime, False
 
 
 def pending_job(job: SimJob, order: int = 0) -> PendingJob:

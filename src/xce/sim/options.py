@@ -29,7 +29,7 @@ class SimOptions:
     picker: str | JobPicker | None = None  # default picker of queues that name none
     single_queue: bool = False  # every job in one queue ("normal")
     interval: float | None = None  # seconds between sessions; None: at every event time
-    enforce_walltime: bool = False  # end jobs at their requested time
+    enforce_walltime: bool = False  # end jobs at their time limit (model.run_length)
     incremental: bool = True  # exact session shortcuts (module docstring)
     # every exact shortcut at once: off, the session shortcuts (as incremental=False) and
     # the allocator's and planner's (AllocOptions cache, shortcuts, cursors and

@@ -81,7 +81,7 @@ from xce.core.pickers import (
 )
 from xce.errors import InputError, InternalError, clip
 from xce.sim.handoff import CoreHandoff
-from xce.sim.model import RecordTable, SimJob, Timeline, pending_job
+from xce.sim.model import RecordTable, SimJob, Timeline, pending_job, run_length
 from xce.sim.placement import at_least, balanced, fill
 from xce.sim.planned import array_planning
 from xce.sim.result import SimResult
@@ -832,14 +832,8 @@ class PlainReplay:
     # --- sessions (each exactly a full session of the core, see the module docstring) --
     def _start(self, i: int, now: float, placed: Placed) -> None:
         job = self.sim.jobs[i]
-        duration = job.runtime
-        killed = False
-        if (
-            self.sim.options.enforce_walltime
-            and job.requested_time is not None
-            and job.runtime > job.requested_time
-        ):
-            duration, killed = job.requested_time, True
+        queue = self.sim.core.state.queues.get(job.queue)
+        duration, killed = run_length(job, queue, self.sim.options.enforce_walltime)
         self.running[i] = (now, placed, self.steps, killed)
         if self.by_width is not None:
             lv = self.level_of[self.queue_of[i]]
