@@ -384,3 +384,42 @@ def test_replay_warnings_reach_stderr(tmp_path: Path) -> None:
     both = _xce("compare", *base, "--policy", "fcfs+easy", "--policy", "fcfs", "--json")
     lines = both.stderr.splitlines()  # type: ignore[attr-defined]
     assert [line.split(": ")[:3] for line in lines] == [["xce", "warning", "fcfs+easy"]]
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_a_terminal_too_narrow_for_the_table_gets_a_policy_per_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, width: int
+) -> None:
+    """On a terminal of 80 columns the table of three policies does not fit: the policies
+    become its columns and the metrics its rows, every figure whole (it was cut to
+    "16 h 18…", headings to "m…"); on a wide one, a policy per row as before."""
+    import io
+
+    import rich.console
+
+    screen = io.StringIO()
+    real = rich.console.Console
+
+    class Terminal(real):  # type: ignore[misc,valid-type]
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(file=screen, width=width, force_terminal=True, color_system=None)
+
+    monkeypatch.setattr(rich.console, "Console", Terminal)
+    cluster, jobs = _inputs(tmp_path)
+    policies = ["fcfs", "fcfs+easy", "fcfs+conservative"]
+    args = ["compare", "--workload", jobs, "--cluster", cluster]
+    result = _xce(*args, *(a for p in policies for a in ("--policy", p)))
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    text = screen.getvalue()
+    lines = text.splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert "…" not in text
+    header = next(line for line in lines if "fcfs+easy" in line)
+    if width == 80:
+        assert all(p in header for p in policies)  # the policies head the columns
+        assert any(line.lstrip("│ ").startswith("mean wait") for line in lines)
+    else:
+        assert "fcfs+conservative" not in header  # a row per policy
+        assert (
+            sum(any(line.lstrip("│ ").startswith(p + " ") for line in lines) for p in policies) == 3
+        )

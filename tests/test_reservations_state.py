@@ -155,6 +155,13 @@ BROKEN = {
         "[]",
         HOSTS + "reservations:\n  - name: r\n    hosts: []  # <-\n    start: 0\n    end: 1\n",
     ),
+    "an empty users list": (
+        "reservations[0].users",
+        "expected a list with at least 1 entry",
+        "[]",
+        HOSTS + "reservations:\n  - name: r\n    hosts: [a]\n    users: []  # <-\n"
+        "    start: 0\n    end: 1\n",
+    ),
     "neither hosts nor select": (
         "reservations[0]",
         'reservation "r" gives neither hosts nor select',

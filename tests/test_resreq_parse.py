@@ -299,6 +299,8 @@ def test_acceptance_strings_rejected(text: str, column: int, at: str, message: s
         ("span[ptile=2:ptile=3]", 14, "ptile given twice"),
         ("span[hosts=1:ptile=2]", 1, "cannot be combined"),
         ("rusage[mem=1:duration=1:duration=2]", 25, "duration given twice"),
+        ("rusage[mem=1:duration=-5]", 23, "negative duration -5"),
+        ("rusage[mem=1:decay=-1]", 20, "negative decay -1"),
         ("{select[fast]}", 15, "unexpected end of input"),
         ("select[mem>1e999]", 12, "out of range"),
         ("2*{-} || 3*{-}", 7, "unexpected '||'"),

@@ -437,6 +437,21 @@ def test_column_points_at_the_value_or_the_key(tmp_path: Path) -> None:
     assert err.text[err.column - 1 :].startswith("bogus")
 
 
+def test_a_compound_total_the_task_count_contradicts_points_at_the_requirement(
+    tmp_path: Path,
+) -> None:
+    """``tasks: 3`` beside a compound of 4 tasks: the error has the requirement's line
+    and a column, with the caret under its first character (it had a line only)."""
+    text = 'hosts: [{name: a, slots: 4}]\njobs:\n  - {id: j1, tasks: 3, resreq: " 2*{-} + 2*{-}"}\n'
+    err, file = _load_error(tmp_path, text)
+    assert "compound requirement totals 4" in err.message
+    assert (err.path, err.line) == ("jobs[0].resreq", 3)
+    assert err.text is not None
+    assert err.column is not None
+    assert err.text[err.column - 1 :].startswith("2*{-} + 2*{-}")
+    assert str(err).startswith(f"{file}:3:{err.column}: ")
+
+
 def test_message_format(tmp_path: Path) -> None:
     err, file = _load_error(tmp_path, "hosts:\n  - name: a\n    slots: four\n")
     assert str(err) == (

@@ -139,17 +139,33 @@ def _table(results: list[Compared], workload: str, console: Any) -> None:
         if k not in _LEFT_OUT
         and (k not in _ONLY_WHEN_ANY or any(c.metrics.get(k) for c in results))
     ]
-    table = Table(title=f"Policies on {plain(workload)}", title_justify="left")
+    headings = [
+        h.replace("-\n", "").replace("\n", " ") for _, h in (*shown_columns, *FAIRNESS_COLUMNS)
+    ]
+    rows = []
+    for c in results:
+        fair = c.fairness.json()
+        rows.append(
+            [
+                *(cell(c.metrics.get(k), k) for k, _ in shown_columns),
+                *(cell(fair[k], k) for k, _ in FAIRNESS_COLUMNS),
+            ]
+        )
+    title = f"Policies on {plain(workload)}"
+    table = Table(title=title, title_justify="left")
     table.add_column("policy", no_wrap=True)
     for _, heading in (*shown_columns, *FAIRNESS_COLUMNS):
         table.add_column(heading, justify="right", no_wrap=True)
-    for c in results:
-        fair = c.fairness.json()
-        table.add_row(
-            plain(c.policy.text),
-            *(cell(c.metrics.get(k), k) for k, _ in shown_columns),
-            *(cell(fair[k], k) for k, _ in FAIRNESS_COLUMNS),
-        )
+    for c, row in zip(results, rows, strict=True):
+        table.add_row(plain(c.policy.text), *row)
+    wide = console.options.update_width(10_000)
+    if console.measure(table, options=wide).maximum > console.width:  # a policy per column
+        table = Table(title=title, title_justify="left")
+        table.add_column("", no_wrap=True)
+        for c in results:
+            table.add_column(plain(c.policy.text), justify="right", no_wrap=True)
+        for k, heading in enumerate(headings):
+            table.add_row(heading, *(row[k] for row in rows))
     console.print(table)
     if any(c.fairness.users for c in results):
         console.print(

@@ -168,9 +168,9 @@ class ReservationSpec(_Spec):
     end: Number
     hosts: Names | None = None
     select: str | None = None
-    users: list[str] | None = None
-    queues: list[str] | None = None
-    projects: list[str] | None = None
+    users: Names | None = None  # who may use it without naming it (none: nobody)
+    queues: Names | None = None
+    projects: Names | None = None
 
 
 class QueueEntrySpec(_Spec):

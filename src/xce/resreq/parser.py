@@ -155,6 +155,8 @@ class _Build(Transformer[Token, Any]):
                     raise _Fail(f"rusage: {clip(key)} takes no reservation method", method)
                 if key in extra:
                     raise _Fail(f"rusage: {clip(key)} given twice", tok)
+                if value < 0:
+                    raise _Fail(f"rusage: negative {key} {value:g}", at)
                 extra[key] = value
                 continue
             if value < 0:

@@ -189,4 +189,10 @@ def requirement_for_job(
     resreq = parse(text)
     if catalog is not None:
         check(resreq, catalog, text)
-    return bind_tasks(resreq, min_tasks, max_tasks)
+    try:
+        return bind_tasks(resreq, min_tasks, max_tasks)
+    except ResreqError as err:  # the task counts against the whole requirement: its start
+        if err.column is not None:
+            raise
+        column = len(text) - len(text.lstrip()) + 1
+        raise ResreqError(err.message, column=column, text=text) from None
