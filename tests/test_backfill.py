@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from builders import ClusterBuilder
 from strategies import states
 from xce.alloc import AllocOptions, Decision, Dispatched, JobAllocation, Pending, PendReason
-from xce.cluster import ClusterState
+from xce.cluster import ClusterState, state_from_dict
 from xce.core.session import Session, SessionResult
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
 from xce.sim.model import SimJob
@@ -626,6 +626,28 @@ def test_none_without_reservations_never_plans() -> None:
     result = Session(running_example("none").build()).run()
     assert result.stats.planned == result.stats.backfilled == 0
     assert not any(isinstance(d, Pending) and d.plan is not None for d in result.decisions)
+
+
+@pytest.mark.parametrize("policy", ["none", *POLICIES])
+def test_a_far_reservation_plans_no_gated_job_under_none(policy: str) -> None:
+    """A reservation far in the future makes the session plan (for jobs naming it), but
+    under none a job at a gate (a begin time) gets no plan, so nothing is kept for it:
+    j3 starts on a (it pended RESERVED "reserved for job j1", as if j1's begin-time plan
+    were backfill's). A policy that plans does plan j1 at its begin time and keep a."""
+    b = ClusterBuilder().hosts(2, slots=4).at(1000).backfill(policy)
+    b.reservation("far", 900_000, 900_100, hosts=["h1"])
+    b.running("r1", {"h1": 4}, requested_time=3600, start_time=500)
+    b.job("j1", 4, requested_time=600, submit_time=900)
+    b.job("j3", 4, requested_time=3600, submit_time=950)
+    doc = b.to_dict()
+    doc["jobs"][0]["begin_time"] = 2000
+    got = run(state_from_dict(doc, "<gate>"))
+    if policy == "none":
+        assert pending(got["j1"], PendReason.BEGIN_TIME).plan is None
+        assert dispatched(got["j3"]) == [0]
+    else:
+        assert planned(got["j1"])[0] == 2000
+        pending(got["j3"], PendReason.RESERVED)
 
 
 def _comparable(result: SessionResult) -> tuple[object, ...]:

@@ -310,6 +310,52 @@ def test_a_job_that_fits_now_outside_reservations_starts() -> None:
     assert plans == {"P": 600, "Q": -1, "R": 600}
 
 
+@pytest.mark.parametrize(
+    ("window", "expected"),
+    [
+        pytest.param((1200, 2000), 2000, id="opens-before-the-job-could-start"),
+        pytest.param((0, 2000), 2000, id="open-already"),
+        pytest.param((1550, 1560), 1560, id="a-short-window-in-its-run"),
+        pytest.param((1600, 2000), 1500, id="opens-as-the-job-ends"),
+    ],
+)
+def test_a_plan_never_overlaps_an_advance_reservation(
+    window: tuple[float, float], expected: float
+) -> None:
+    """docs/backfill.md: jobs a reservation does not admit never use its hosts in the
+    window, planned starts included. Host a (4 slots) runs r1 until 1500; j1 (4 tasks,
+    100 s) fits at 1500, but maint holds a over the window: planned at its end (it was
+    planned at 1500, inside it; with the window open, not at all). A window opening as
+    j1 would end does not overlap its run (as everywhere in xce): 1500. As conservative
+    plans them."""
+    start, end = window
+    b = ClusterBuilder().at(1000).host("a", slots=4)
+    b.reservation("maint", start, end, hosts=["a"])
+    b.running("r1", on={"a": 4}, start_time=500, requested_time=1000)
+    b.job("j1", 4, requested_time=100)
+    assert _plans(b.build(), 1000) == {"j1": expected}
+    conservative = Session(b.build(), backfill="conservative").run(now=1000)
+    (d,) = conservative.decisions
+    assert isinstance(d, Pending)
+    assert d.plan is not None
+    assert d.plan.start == expected
+
+
+def test_a_job_naming_a_reservation_is_planned_inside_its_window_only() -> None:
+    """A job naming maint (host a, [3000, 9000)) is planned at the window's start (it
+    was shown starting now, before the window); one naming win ([500, 3000)), whose
+    host is held until 3500, gets no plan (it was planned at 3500, after the window)."""
+    b = ClusterBuilder().at(1000).host("a", slots=8)
+    b.reservation("maint", 3000, 9000, hosts=["a"])
+    b.job("j1", 8, requested_time=1000, reservation="maint")
+    assert _plans(b.build(), 1000) == {"j1": 3000}
+    b = ClusterBuilder().at(1000).host("a", slots=4)
+    b.reservation("win", 500, 3000, hosts=["a"])
+    b.running("r1", on={"a": 4}, start_time=500, requested_time=3000)
+    b.job("j1", 4, requested_time=600, reservation="win")
+    assert _plans(b.build(), 1000) == {"j1": None}
+
+
 def test_a_job_fitting_the_books_on_reserved_nodes_pends_reserved() -> None:
     """n1 (2 slots) runs r2 on one slot until 600. P (2 tasks) is planned at 600 and
     reserves n1 whole over [600, 1200). Q (1 task, 900 s) fits the free slot now, but its

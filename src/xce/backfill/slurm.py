@@ -204,26 +204,36 @@ class SlurmPlanner(Planner):
         usable = self._usable(job, request)
         fitter = Fitter(self.allocator, request, self.order)
         least = fitter.simple[1].min_nodes if fitter.simple is not None else 1
-        later = start
+        own = self.reservations.get(job.reservation) if job.reservation is not None else None
+        later = start if own is None else max(start, own.start)
         for _ in range(_MAX_TRIES):
             start_res, later = later, 0.0
             end = max(start_res, now) + duration
+            if own is not None and end > own.end:
+                return None  # no run inside its reservation's window
             avail, later = space.candidates(usable, start_res, end)
             avail &= ~self._blocked(job, start_res, end)
             if avail.bit_count() < least:
+                later = later or self._reserved_until(job, start_res, end)
                 if later:
                     continue
                 return None
             found = self._will_run(fitter, avail)
             if found is None:
+                later = later or self._reserved_until(job, start_res, end)
                 if later:
                     continue
                 return None
             t, nodes, allocation = found
             t = max(t, start_res)
+            if own is not None and t + duration > own.end:
+                return None
             if t <= now:
                 return _Found(t, nodes, allocation, None)
             if later and t > later:
+                continue
+            if t > start_res and nodes & self._blocked(job, t, t + duration):
+                later = t  # an advance reservation holds one of its nodes then: retry
                 continue
             s0, e0 = space.rounded(t), space.rounded(t + duration)
             if space.overlaps(nodes, s0, e0):
@@ -258,6 +268,13 @@ class SlurmPlanner(Planner):
         static = self.static_hosts(request)
         mask = books.ok if static is None else static & books.ok
         return bits_of(mask, self._n)
+
+    def _reserved_until(self, job: PendingJob, start: float, end: float) -> float:
+        """The first end after ``start`` of an advance reservation that keeps hosts from
+        the job over ``[start, end)`` (0.0: none): a later start to try once every node
+        the table offers has been tried (what Slurm's reservation test moves it to)."""
+        ends = [r.end for r in self._overlapping(job, start, end) if r.end > start]
+        return min(ends, default=0.0)
 
     def _blocked(self, job: PendingJob, start: float, end: float) -> int:
         """Hosts advance reservations keep from the job over ``[start, end)``."""

@@ -581,6 +581,8 @@ class Session:
         if planner is None:
             return decision
         self._decided.add(job.id)
+        if not self.backfill_for(job.queue).plans:  # e.g. none beside a reservation
+            return decision
         if self._report is not None and job.id in self._report:
             self._report_left -= 1
         earliest = gate.earliest
