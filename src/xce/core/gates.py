@@ -64,9 +64,12 @@ class Gates:
             r.array_job for r in state.running if r.array_job is not None
         )
         self._array_ends: dict[str, list[float]] = {}
+        self._array_began: dict[str, float] = {}  # record -> its running tasks' last start
         for r in state.running:
             if r.array_job is not None:
                 self._array_ends.setdefault(r.array_job, []).append(self._running_end(r))
+                began = self._array_began.get(r.array_job, r.start_time)
+                self._array_began[r.array_job] = max(began, r.start_time)
 
     # --- what the session tells ------------------------------------------------------
     def started(self, job: PendingJob) -> None:
@@ -78,6 +81,7 @@ class Gates:
         if job.array_job is not None:
             self._array_running[job.array_job] += 1
             self._array_ends.setdefault(job.array_job, []).append(end)
+            self._array_began[job.array_job] = self.now
 
     def planned(self, job_id: str, start: float, end: float) -> None:
         """Job ``job_id`` (pending) is planned over ``[start, end)`` this session."""
@@ -180,7 +184,10 @@ class Gates:
             return plan[0] + item.delay if after_start else plan[1]
         ends = self._array_ends.get(job_id)
         if ends:  # an array whose record is gone and whose tasks run: its last end
-            return None if after_start else max(ends)
+            if after_start:  # or its last task's start
+                began = self._array_began[job_id] + item.delay
+                return began if began > self.now else None
+            return max(ends)
         return None  # not in the state: it has ended
 
     def _task_pending(self, job_id: str) -> bool:

@@ -207,7 +207,8 @@ class _Replay:
         for j in state.jobs:
             for item in j.dependency.items if j.dependency is not None else ():
                 if item.kind is DepKind.AFTER and item.job is not None:
-                    self.after.setdefault(item.job, []).append(item.delay)
+                    job_id = item.job.removesuffix("_*")  # every task of an array
+                    self.after.setdefault(job_id, []).append(item.delay)
         self.candidates = _Candidates.of(self.core, policy)
         self.batch = max(1, policy.batch)
 
@@ -222,8 +223,13 @@ class _Replay:
     def run(self) -> ForwardRun:
         for r in self.state.running:
             self._end_at(r.id, max(r.start_time + self.totals[r.id], self.now))
+        last: dict[str, float] = {}  # an array every task of which has started
         for r in self.state.running:
             self._note_start(r.id, r.start_time)
+            if r.array_job is not None and r.array_job not in self.records:
+                last[r.array_job] = max(r.start_time, last.get(r.array_job, r.start_time))
+        for record, start in last.items():
+            self._note_start(record, start)  # it began with its last task
         t = self.now
         out = self.run_of
         while True:
@@ -286,11 +292,23 @@ class _Replay:
             opens = [
                 start + i.delay
                 for i in dep.items
-                if i.kind is DepKind.AFTER and i.job == job_id and start + i.delay > end
+                if i.kind is DepKind.AFTER
+                and i.job is not None
+                and i.job.removesuffix("_*") == job_id
+                and start + i.delay > end
             ]
             if opens:
                 begin = max([*opens, *([job.begin_time] if job.begin_time is not None else [])])
                 self.core.apply(JobUpdated(replace(job, begin_time=begin)))
+
+    def _ended(self, run: RunningJob, at: float) -> None:
+        """``run`` stopped at ``at``: hold the ``after`` items on it, and on its array once
+        every task has started (begun at its last task's start)."""
+        if run.id in self.after:
+            self._hold_after(run.id, run.start_time, at)
+        record = run.array_job
+        if record is not None and record in self.after and record in self.began:
+            self._hold_after(record, self.began[record], at)
 
     def _note_start(self, job_id: str, start: float) -> None:
         """Job ``job_id`` started at ``start``: a job waiting ``after`` it (plus a
@@ -306,8 +324,7 @@ class _Replay:
         again = False
         for d in result.decisions:
             if isinstance(d, Dispatched):
-                self._start(d, t)
-                again = again or d.job in self.after
+                again = self._start(d, t) or again
             elif isinstance(d, Pending) and d.preemption is not None:
                 self._preempt(d.preemption.victims, t)
                 self._start(Dispatched(d.job, d.preemption.promise), t)
@@ -316,7 +333,8 @@ class _Replay:
                 self.run_of.reasons[d.job] = d.info
         return again
 
-    def _start(self, d: Dispatched, t: float) -> None:
+    def _start(self, d: Dispatched, t: float) -> bool:
+        """Start ``d``; True when a job waits ``after`` what began (decide again)."""
         core = self.core
         job = core.pending(d.job)
         key = d.job
@@ -336,6 +354,10 @@ class _Replay:
         self.own[d.job] = job
         self._end_at(d.job, t + length)
         self._note_start(d.job, t)
+        began = d.job in self.after
+        if key != d.job and core.pending(key) is None:  # the record's last task:
+            self._note_start(key, t)  # the array has started (docs/state-file.md)
+            began = began or key in self.after
         if self.candidates is not None:
             self.candidates.started(key, job, d.allocation.slots)
         if key in self.left and core.pending(key) is None:
@@ -347,14 +369,15 @@ class _Replay:
             if job.array_job is not None:
                 out.last_starts[key] = t
             out.reasons.pop(key, None)
+        return began
 
     def _preempt(self, victims: tuple[str, ...] | list[str], t: float) -> None:
         for victim in victims:
             self.ends.pop(victim, None)
             run = self.core.running(victim)
             self.core.apply(JobPreempted(victim, t))
-            if run is not None and victim in self.after:
-                self._hold_after(victim, run.start_time, t)
+            if run is not None:
+                self._ended(run, t)
             if self.candidates is not None and run is not None:
                 self.candidates.freed(run.slots)
             again = self.own.pop(victim, None)
@@ -395,8 +418,8 @@ class _Replay:
             self.own.pop(job_id, None)
             run = self.core.running(job_id)
             self.core.apply(JobFinished(job_id, at))
-            if run is not None and job_id in self.after:
-                self._hold_after(job_id, run.start_time, at)
+            if run is not None:
+                self._ended(run, at)
             if self.candidates is not None and run is not None:
                 self.candidates.freed(run.slots)
             self.run_of.ends += 1
