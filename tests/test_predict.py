@@ -1068,6 +1068,55 @@ def test_after_starts_once_its_job_has_started(
     assert run.starts["j"] == want, run.reasons.get("j")
 
 
+# name -> (dependency of j, when j starts). One 2-slot host held by r1 until 10; record A
+# (one task of 5 s) starts its last task at 10, j (5 s) has the other slot from then on.
+AFTER_ARRAYS: dict[str, tuple[str, float]] = {
+    "A: at its last task's start": ("after:A", 10.0),
+    "A_*: the same": ("after:A_*", 10.0),
+    "A+2, its task ends at 15, before the delay is over": ("after:A+2", 130.0),
+}
+POLICIES = {"whole": Policy(shortcuts=False), "shortcut": Policy(), "batch 1": Policy(batch=1)}
+
+
+@pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES)
+@pytest.mark.parametrize(("dependency", "want"), AFTER_ARRAYS.values(), ids=AFTER_ARRAYS)
+def test_after_an_array_opens_at_its_last_task_start(
+    dependency: str, want: float, policy: Policy
+) -> None:
+    """``after:A+M`` on an array record holds M minutes after its last task starts
+    (docs/state-file.md: a record's id waits for all its tasks), with the shortcut, its
+    batches and without: not at the next end, not as soon as the record is gone."""
+    b = ClusterBuilder().host("h0", 2).at(0)
+    b.running("r1", {"h0": 2}, start_time=0, requested_time=10)
+    b.job("A", 1, requested_time=5).job("j", 1, requested_time=5)
+    state = flow_state(b, {"A": {"array": "1"}, "j": {"dependency": dependency}})
+    run = forward_replay(state, REGISTRY.make("limit").predict, policy=policy)
+    assert run.starts == {"A": 10.0, "j": want}, run.reasons.get("j")
+
+
+@pytest.mark.parametrize("limit", [3600, 120])
+def test_after_an_array_whose_tasks_all_started(limit: float) -> None:
+    """A snapshot at 60 whose array A has started every task (no record; A_1 since 0, its
+    limit ``limit``): ``after:A+10`` waits until 600 as ``after:A_1+10`` does, in
+    ``xce schedule``'s session and in the replay, even when A_1 ends before."""
+    b = ClusterBuilder().host("h0", 4).at(60)
+    b.running("A_1", {"h0": 1}, start_time=0, requested_time=limit)
+    b.job("j", 1, requested_time=5).job("k", 1, requested_time=5)
+    state = flow_state(
+        b,
+        {"j": {"dependency": "after:A+10"}, "k": {"dependency": "after:A_1+10"}},
+        {"A_1": {"array_job": "A"}},
+    )
+    (j, k) = SchedulerCore(state).run_session().decisions
+    assert isinstance(j, Pending), j
+    assert j.info.reason is PendReason.DEPENDENCY, j
+    assert isinstance(k, Pending), k
+    assert k.info.reason is PendReason.DEPENDENCY, k
+    for policy in POLICIES.values():
+        run = forward_replay(state, REGISTRY.make("limit").predict, policy=policy)
+        assert run.starts == {"j": 600.0, "k": 600.0}
+
+
 def test_array_limit_by_hand() -> None:
     """4 free one-slot hosts, record A = 1-6%2 of 1-task jobs of 100 s (predictor limit):
     two tasks at a time, at 0, 100 and 200 — the record starts at 0, its last task at
