@@ -569,12 +569,16 @@ def test_a_job_naming_a_reservation_never_fits_in_more_than_its_hosts(policy: st
         p = pending(got["two"], PendReason.NOT_ENOUGH_SLOTS)
         assert "the 2 eligible host(s) have 1 free" in p.info.message
         assert p.info.hosts == {"RESERVED": 2, "NOT_ENOUGH_SLOTS": 2}
+        b = reserved(10).backfill(policy)  # before the window: never runnable there either
+        got = run(b.job("wide", 3, requested_time=10, reservation="maint").build(), options=options)
+        p = pending(got["wide"], PendReason.NEVER_RUNNABLE)
+        assert "can never run in its reservation maint" in p.info.message
         b = ClusterBuilder().hosts(3, slots=1).host("h3", 1, fast=True).at(60).backfill(policy)
         b.reservation("maint", 50, 150, hosts=["h0", "h1"])
         b.job("h3", 1, requested_time=10, reservation="maint", resreq="select[fast]")
         p = pending(run(b.build(), options=options)["h3"], PendReason.NEVER_RUNNABLE)
         assert p.info.cause is PendReason.RESERVED
-        assert "kept from it by advance reservations" in p.info.message
+        assert "closed to it by advance reservations" in p.info.message
 
 
 @pytest.mark.parametrize(

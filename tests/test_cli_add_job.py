@@ -171,3 +171,20 @@ def test_default_queue_missing_from_the_state(tmp_path: Path) -> None:
         in got.stderr
     )
     assert _schedule(state, "--add-job", "", "--queue", "batch").exit_code == 0
+
+
+def test_an_array_tasks_id_is_taken_for_an_added_job(tmp_path: Path) -> None:
+    """As the loader refuses a job with the id of a task an array record still holds,
+    --add-job-id refuses it (the added job took the task's decision and vanished); a
+    task index past the record's range is free."""
+    state = tmp_path / "s.yaml"
+    state.write_text(
+        'hosts: [{name: a, slots: 8}]\njobs:\n  - {id: "7", tasks: 2, array: "1-10"}\n'
+    )
+    got = _schedule(state, "--add-job", "", "--add-job-id", "7_2", "--tasks", "3")
+    assert got.exit_code == 2, got.output
+    assert '"7_2" is a task the array record "7" still holds' in got.stderr
+    got = _schedule(state, "--add-job", "", "--add-job-id", "7_11", "--tasks", "3", "--json")
+    assert got.exit_code == 0, got.output
+    decided = json.loads(got.stdout)
+    assert "7_11" in [d["job"] for d in decided["dispatched"] + decided["pending"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -392,7 +393,8 @@ def test_a_terminal_too_narrow_for_the_table_gets_a_policy_per_column(
 ) -> None:
     """On a terminal of 80 columns the table of three policies does not fit: the policies
     become its columns and the metrics its rows, every figure whole (it was cut to
-    "16 h 18…", headings to "m…"); on a wide one, a policy per row as before."""
+    "16 h 18…", headings to "m…"); on a wide one, a policy per row as before. Seven
+    policies at 80 columns: as many such tables as it takes, each whole."""
     import io
 
     import rich.console
@@ -423,3 +425,17 @@ def test_a_terminal_too_narrow_for_the_table_gets_a_policy_per_column(
         assert (
             sum(any(line.lstrip("│ ").startswith(p + " ") for line in lines) for p in policies) == 3
         )
+    if width == 80:  # seven policies: as many tables as it takes, each whole
+        screen.truncate(0)
+        screen.seek(0)
+        more = [*policies, "strict", "strict+easy", "fairshare", "fairshare+easy"]
+        result = _xce(*args, *(a for p in more for a in ("--policy", p)))
+        assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+        text = screen.getvalue()
+        assert "…" not in text
+        assert all(len(line) <= width for line in text.splitlines())
+        flat = " ".join(text.split())  # a long title wraps
+        parts = re.findall(r"\((\d) of (\d)\)", flat)
+        assert len(parts) >= 2
+        assert parts == [(str(k), parts[0][1]) for k in range(1, len(parts) + 1)]
+        assert all(p in text for p in more)

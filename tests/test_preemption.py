@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+from unittest import mock
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -994,3 +995,224 @@ def test_random_reserved_states_reach_both_sides_of_the_reservation() -> None:
     collect()
     wanted = ("promised on a reserved host", "promised elsewhere", "kept off by the reservation")
     assert all(seen[k] for k in wanted), seen
+
+
+# -- preemption beside a plan: it takes nothing a planned job holds, and plans after it
+#    plan around its promise ---------------------------------------------------------------
+
+
+def test_a_job_that_fits_only_on_reserved_hosts_preempts_elsewhere() -> None:
+    """b (16 slots) is free but in maint from 2000; u1 (16 tasks, to 4600) fits it now
+    but would overlap the window. Preempting r2 (scav, 8 slots) on a frees a whole: u1
+    pends PREEMPTING r2, promised a:16 (it pended RESERVED, preempting nobody, and was
+    predicted for the window's end)."""
+    for policy in ("none", "conservative"):
+        state = (
+            ClusterBuilder()
+            .queue("urgent", 80, preempts=["scav"])
+            .queue("scav", 5)
+            .host("a", 16)
+            .host("b", 16)
+            .reservation("maint", 2000, 9000, hosts=["b"])
+            .running("r2", {"a": 8}, queue="scav", start_time=500)
+            .job("u1", 16, queue="urgent", requested_time=3600)
+            .at(1000)
+            .backfill(policy)
+            .build()
+        )
+        for result in _all_switches(state):
+            d = decision(result, "u1")
+            assert isinstance(d, Pending)
+            assert d.preemption is not None, (policy, d.info)
+            assert d.preemption.victims == ("r2",)
+            assert {c.host for c in d.preemption.promise.claims} == {0}  # a
+
+
+def _planned_first(**extra: Any) -> ClusterBuilder:
+    """Host a (8 slots): r1 (lo) holds 6 until 10200; 'first' (hi, 6 tasks, 1000 s) may
+    begin at 10500; 'second' (hi, 7 tasks, 3600 s) could start now only by preempting r1.
+    Conservative, at 10000."""
+    return (
+        ClusterBuilder()
+        .queue("hi", 50, preempts=["lo"])
+        .queue("lo", 10)
+        .host("a", 8)
+        .running("r1", {"a": 6}, queue="lo", start_time=7000, requested_time=3200)
+        .job("first", 6, queue="hi", requested_time=1000, **extra)
+        .job("second", 7, queue="hi", requested_time=3600)
+        .at(10_000)
+        .backfill("conservative")
+    )
+
+
+def test_a_preemption_never_takes_what_an_earlier_plan_holds() -> None:
+    """docs/backfill.md: under conservative a later job never delays an earlier one's
+    planned start, preempting included. 'first' is planned at 10500 on a; 'second''s only
+    promise (a:7 until 13600) would take it: second pends RESERVED naming first, nothing
+    is preempted, and it is planned after first (it preempted r1, breaking first's
+    plan)."""
+    doc = _planned_first().to_dict()
+    doc["jobs"][0]["begin_time"] = 10_500
+    for result in _all_switches(state_from_dict(doc, "<plan>")):
+        first, second = decision(result, "first"), decision(result, "second")
+        assert isinstance(first, Pending)
+        assert first.plan is not None
+        assert first.plan.start == 10_500
+        assert isinstance(second, Pending)
+        assert second.preemption is None
+        assert second.info.reason is PendReason.RESERVED
+        assert "reserved for job first" in second.info.message
+        assert second.plan is not None
+        assert second.plan.start >= first.plan.end
+
+
+def test_plans_made_after_a_preemption_plan_around_its_promise() -> None:
+    """h (hi, 4 tasks, 5000 s) preempts r1 (lo, a:4, estimated to end at 1000) and is
+    promised a:4 until 5010. L (hi, 4 tasks) is planned when the promise ends, 5010 (it
+    was planned at r1's estimated end, 1000, inside the promise's run)."""
+    state = (
+        ClusterBuilder()
+        .queue("hi", 50, preempts=["lo"])
+        .queue("lo", 10)
+        .host("a", 4)
+        .running("r1", {"a": 4}, queue="lo", start_time=0, requested_time=1000)
+        .job("h", 4, queue="hi", requested_time=5000)
+        .job("L", 4, queue="hi", requested_time=100)
+        .at(10)
+        .backfill("conservative")
+        .build()
+    )
+    for result in _all_switches(state):
+        h, late = decision(result, "h"), decision(result, "L")
+        assert isinstance(h, Pending)
+        assert h.preemption is not None
+        assert h.preemption.victims == ("r1",)
+        assert isinstance(late, Pending)
+        assert late.plan is not None
+        assert late.plan.start == 5010
+
+
+@st.composite
+def planned_preemption_docs(draw: st.DrawFn) -> dict[str, Any]:
+    """A preemption document (above) at t=10 under conservative or easy, every running
+    job and pending job with an estimate (5-200 s), some pending jobs of high at a begin
+    time (so planned ahead of the preemptors that follow them)."""
+    doc = draw(preemption_docs())
+    doc["now"] = 10
+    doc["backfill"] = draw(st.sampled_from(["conservative", "easy"]))
+    for run_ in doc.get("running", []):
+        run_["requested_time"] = draw(st.sampled_from([5, 20, 100, 200]))
+    for job in doc["jobs"]:
+        job["requested_time"] = draw(st.sampled_from([5, 20, 100, 200]))
+        if draw(st.integers(0, 3)) == 0:
+            job["begin_time"] = draw(st.sampled_from([15, 30, 60]))
+    return doc
+
+
+def _held(doc: dict[str, Any], result: SessionResult) -> dict[str, list[tuple[float, float, int]]]:
+    """Per host name, the slots held over time, from the document and the decisions
+    alone: running jobs to their estimated end (victims: to now), dispatches and
+    promises from now for their estimate, plans from their start for their estimate."""
+    now, hosts = doc["now"], [h["name"] for h in doc["hosts"]]
+    estimate = {j["id"]: j["requested_time"] for j in doc["jobs"]}
+    victims = {v for d in result.pending if d.preemption for v in d.preemption.victims}
+    out: dict[str, list[tuple[float, float, int]]] = {h: [] for h in hosts}
+    for r in doc.get("running", []):
+        end = now if r["id"] in victims else max(r.get("start_time", 0) + r["requested_time"], now)
+        for a in r["alloc"]:
+            out[a["host"]].append((now, end, a["slots"]))
+    for d in result.decisions:
+        claims, start = None, now
+        if isinstance(d, Dispatched):
+            claims = d.allocation.claims
+        elif d.preemption is not None:
+            claims = d.preemption.promise.claims
+        elif d.plan is not None:  # a begin-time job's plan is held as any other
+            claims, start = d.plan.allocation.claims, d.plan.start
+        for c in claims or ():
+            out[hosts[c.host]].append((start, start + estimate[d.job], c.slots))
+    return out
+
+
+@given(planned_preemption_docs())
+def test_preemptions_promises_and_plans_never_overbook_a_host(doc: dict[str, Any]) -> None:
+    """Property: with preemption under a policy that plans, what running work (victims
+    gone now), dispatches, promises and held plans take never exceeds a host's slots at
+    any instant (exact: checked at every interval's start)."""
+    result = run(state_from_dict(doc, "<planned>"))
+    slots = {h["name"]: h["slots"] for h in doc["hosts"]}
+    for host, spans in _held(doc, result).items():
+        for t, _, _ in spans:
+            use = sum(k for s, e, k in spans if s <= t < e)
+            assert use <= slots[host], (host, t, spans)
+
+
+def test_a_job_naming_a_reservation_does_not_preempt_what_gives_it_nothing() -> None:
+    """R holds h1, h2; A (8 tasks, naming R) is planned on both at 1900. B (high,
+    naming R) fits the free h2 now but not beside A's plan. Preempting W (on h3, outside
+    R) would give it nothing, and any promise on h2 would take A's plan: B preempts
+    nobody and is planned after A (it preempted W, promised h2)."""
+    state = (
+        ClusterBuilder()
+        .queue("mid", 50)
+        .queue("high", 40, preempts=["low"])
+        .queue("low", 10)
+        .host("h1", 4)
+        .host("h2", 4)
+        .host("h3", 4)
+        .reservation("R", 0, 100_000, hosts=["h1", "h2"])
+        .running("V", {"h1": 4}, queue="low", start_time=900, requested_time=1000)
+        .running("W", {"h3": 4}, queue="low", start_time=950, requested_time=50_000)
+        .job("A", 8, queue="mid", requested_time=3600, reservation="R")
+        .job("B", 4, queue="high", requested_time=20_000, reservation="R")
+        .at(1000)
+        .backfill("easy")
+        .build()
+    )
+    for result in _all_switches(state):
+        a, b = decision(result, "A"), decision(result, "B")
+        assert isinstance(a, Pending)
+        assert a.plan is not None
+        assert a.plan.start == 1900
+        assert isinstance(b, Pending)
+        assert b.preemption is None, b.preemption
+        assert b.plan is not None
+        assert b.plan.start >= a.plan.end
+
+
+def test_identical_jobs_a_mask_keeps_from_preempting_are_decided_alike() -> None:
+    """Eight identical high jobs whose only victims run on reserved hosts: each pends
+    RESERVED, none preempts, with the shortcuts (the first failure under the mask spares
+    the others the search: 'preemption under a mask failed before') and without."""
+    import xce.core.session as session_module
+    from xce.alloc.planner import Planner
+
+    b = (
+        ClusterBuilder()
+        .queue("high", 50, preempts=["low"])
+        .queue("low", 10)
+        .host("a", 4)
+        .host("b", 4)
+        .reservation("maint", 0, 10_000, hosts=["a"])
+        .running("r1", {"a": 4}, queue="low", start_time=0, requested_time=50_000)
+        .running("r2", {"b": 4}, queue="high", start_time=0, requested_time=50_000)
+        .at(10)
+    )
+    for k in range(8):
+        b.job(f"h{k}", 4, queue="high", requested_time=100)
+    state = b.build()
+    made: list[Planner] = []
+
+    class Recording(Planner):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    with mock.patch.object(session_module, "Planner", Recording):
+        fast = run(state)
+    slow = run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False)
+    for result in (fast, slow):
+        assert all(d.preemption is None for d in result.pending)
+        assert {d.info.reason for d in result.pending} == {PendReason.RESERVED}
+    assert [d.info for d in fast.pending] == [d.info for d in slow.pending]
+    assert sum(p.reached["preemption under a mask failed before"] for p in made) == 7

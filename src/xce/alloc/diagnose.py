@@ -143,7 +143,8 @@ def _reason(
             k = int(kept.sum())
             return (
                 PendReason.RESERVED,
-                f"the {k} host(s) matching {what} are kept from it by advance reservations",
+                f"the {k} host(s) matching {what} are closed to it by advance reservations "
+                "(outside the one it names, or in one it may not use over its run)",
                 (),
             )
         off = sel & ~books.ok

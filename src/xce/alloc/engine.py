@@ -45,6 +45,7 @@ from xce.alloc.outcome import (
 from xce.alloc.plans import Plan
 from xce.alloc.plugins import AllocatorRegistry, default_registry
 from xce.alloc.preemption import (
+    Accept,
     Footprint,
     Masked,
     Released,
@@ -168,7 +169,13 @@ class Allocator:
 
     # --- job level -------------------------------------------------------------------
     def decide(
-        self, job: JobRequest, mode: AllocMode = AllocMode.NORMAL, *, masked: Masked = ()
+        self,
+        job: JobRequest,
+        mode: AllocMode = AllocMode.NORMAL,
+        *,
+        masked: Masked = (),
+        accept: Accept | None = None,
+        preempt: bool = True,
     ) -> Decision:
         """Place ``job`` and charge the session's books at once, or say why it waits.
 
@@ -180,21 +187,26 @@ class Allocator:
         ``masked``: hosts the job may not be promised by a preemption (the advance
         reservations that do not admit it over its run: xce.alloc.planner). A failure
         under a mask makes no cache entry: an identical job another mask (or none)
-        leaves free to preempt may still succeed.
+        leaves free to preempt may still succeed. ``accept``: a victim set whose promise
+        it refuses is not committed (a planner's plans; a failure then makes no cache
+        entry either). ``preempt=False``: no preemption is looked for (the caller knows
+        it fails: xce.alloc.planner), and the failure makes no cache entry under a mask.
         """
         preempting = mode is AllocMode.NORMAL and may_preempt(self, job.queue)
-        self._deferred = [] if preempting else None
+        kept_out = preempting and (bool(masked) or accept is not None)
+        preempting = preempting and preempt
+        self._deferred = [] if preempting or kept_out else None
         try:
             decision = self._decide(job, mode, charge=True)
         finally:
             deferred, self._deferred = self._deferred, None
         never = self.empty.never_runnable(job) if isinstance(decision, Pending) else None
         if isinstance(decision, Pending) and preempting and never is None and not decision.cached:
-            found = find_preemption(self, job, self.preemptor, masked)
+            found = find_preemption(self, job, self.preemptor, masked, accept)
             if found is not None:
                 return self._commit_preemption(job, *found)
-            if masked:
-                deferred = None
+        if kept_out:
+            deferred = None
         for key, info in deferred or ():  # e.g. an alternative that failed before one fit
             self.cache.insert(key, info)
             self.stats.cache_inserts += 1
@@ -262,7 +274,9 @@ class Allocator:
             return False
         return find_preemption(self, job, self.preemptor) is not None
 
-    def preempt(self, job: JobRequest, masked: Masked = ()) -> Pending | None:
+    def preempt(
+        self, job: JobRequest, masked: Masked = (), accept: Accept | None = None
+    ) -> Pending | None:
         """Preemption alone, for a job the caller has failed to place on a view of the
         books (a job that runs only in its own reservation: xce.alloc.planner): the
         job pending PREEMPTING with its victims chosen and its promise charged, or None
@@ -270,7 +284,7 @@ class Allocator:
         No cache entry is made either way."""
         if not may_preempt(self, job.queue) or self.empty.never_runnable(job) is not None:
             return None
-        found = find_preemption(self, job, self.preemptor, masked)
+        found = find_preemption(self, job, self.preemptor, masked, accept)
         return None if found is None else self._commit_preemption(job, *found)
 
     @property

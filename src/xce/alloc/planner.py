@@ -25,9 +25,10 @@ its hosts, and only runs inside the window.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,12 +44,13 @@ from xce.alloc.outcome import (
     Pending,
     PendReason,
     PlannedStart,
+    Preemption,
 )
-from xce.alloc.preemption import may_preempt
+from xce.alloc.preemption import Accept, may_preempt
 from xce.alloc.profile import Profile
 from xce.cluster.catalog import SLOTS
 from xce.cluster.estimates import estimate, estimated_end
-from xce.cluster.state import AdvanceReservation, PendingJob
+from xce.cluster.state import AdvanceReservation, PendingJob, RunningJob
 from xce.cluster.units import to_units
 from xce.timefmt import duration, when
 
@@ -122,6 +124,12 @@ class Planner:
         # whether jobs of a requirement fit the books, by (requirement, user, queue,
         # project): (the requirement, the books' version, the answer)
         self._fits: dict[tuple[int, str, str, str], tuple[object, int, bool]] = {}
+        # preemptions that failed under a mask this session, by _masked_key: the
+        # requirement (kept alive with its id); and could_preempt's answers, by
+        # (requirement, user, queue, project): (the requirement, (books' version,
+        # preemptions so far), the answer)
+        self._masked_failed: dict[tuple[object, ...], object] = {}
+        self._could: dict[tuple[int, str, str, str], tuple[object, tuple[int, int], bool]] = {}
         if not self._shortcuts:
             self._ready()  # the switch off: made at once, as before the deferral
 
@@ -191,8 +199,8 @@ class Planner:
         alloc, now = self.allocator, self.now
         end = now + duration
         own = self.own_window(job, now, end)
-        if own is not None:
-            return Pending(job.id, own)
+        if own is not None:  # outside its window: waiting helps only if it can ever fit
+            return Pending(job.id, self.never_in_own(job, request) or own)
         named = job.reservation is not None  # it may use its reservation's hosts only
         plain = not named and hint is None and self._planned_from >= end
         if plain and not self._blocking(job, now, end):
@@ -200,10 +208,11 @@ class Planner:
         masked = self.preempt_mask(job, request, now, end)
         if named:  # its reservation's hosts are all it may use, preempting too
             return self._in_own(job, request, end, masked, hint)
+        accept = self.plan_check(request, end)
         if self._shortcuts and request.requirement.fewest_tasks > alloc.books.total_slots:
             self.reached["too wide for what is free"] += 1
             # more tasks than free slots: the reason, as ever
-            return self.decide_masked(job, request, end, masked)
+            return self.decide_masked(job, request, end, masked, accept)
         fits_now: bool | None = None
         if self._shortcuts and monotone(request):
             # A job that does not fit the books fits no view of them (a view has less),
@@ -211,7 +220,7 @@ class Planner:
             fits_now = self.fits_books(request)
             if not fits_now:
                 self.reached["no view tried"] += 1
-                return self.decide_masked(job, request, end, masked)  # the reason, as ever
+                return self.decide_masked(job, request, end, masked, accept)  # the reason
         if self._shortcuts and not self._slot_totals().holds_at(
             now, duration, request.requirement.fewest_tasks
         ):
@@ -226,10 +235,13 @@ class Planner:
             return decision
         if fits_now is None:
             fits_now = self.fits_books(request)
-        if fits_now:
+        if fits_now:  # it fits the books, not beside the plan: preempting, elsewhere?
+            preempting = alloc.preempt(request, masked, accept) if self._preempts(request) else None
+            if preempting is not None:
+                return preempting
             return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
         # it does not fit now: the reason, as ever
-        return self.decide_masked(job, request, end, masked)
+        return self.decide_masked(job, request, end, masked, accept)
 
     def _in_own(
         self,
@@ -249,7 +261,7 @@ class Planner:
         if isinstance(decision, Dispatched):
             alloc.charge(request, decision.allocation)
             return decision
-        return self.own_pend(job, request, decision, masked)
+        return self.own_pend(job, request, decision, masked, end)
 
     def try_in_own(
         self, job: PendingJob, request: JobRequest, end: float, hint: IndexArray | None = None
@@ -267,19 +279,30 @@ class Planner:
         request: JobRequest,
         decision: Pending,
         masked: list[IndexArray | slice],
+        end: float,
     ) -> Pending:
         """Why a job naming a reservation does not start now, ``decision`` its failure
-        on a view of its reservation: NEVER_RUNNABLE when no state of the cluster, or
-        of its reservation's hosts, could run it; else PREEMPTING, if victims inside
-        its reservation free enough; else ``decision``."""
+        on a view of its reservation until ``end``: NEVER_RUNNABLE when no state of the
+        cluster, or of its reservation's hosts, could run it; else PREEMPTING, if
+        victims inside its reservation free enough without taking what a planned job
+        holds (:meth:`plan_check`); else ``decision``."""
         alloc = self.allocator
-        own = self.reservations[job.reservation or ""]
-        never = alloc.empty.never_runnable(request) or alloc.empty.never_within(
-            request, own.name, own.hosts
-        )
+        never = self.never_in_own(job, request)
         if never is not None:
             return Pending(job.id, never)
-        return alloc.preempt(request, masked) or decision
+        return alloc.preempt(request, masked, self.plan_check(request, end)) or decision
+
+    def never_in_own(self, job: PendingJob, request: JobRequest) -> PendInfo | None:
+        """NEVER_RUNNABLE when no state of the cluster, or of the hosts of the
+        reservation the job names, could run it (None: some could, or it names none
+        that lasts)."""
+        own = self.reservations.get(job.reservation) if job.reservation is not None else None
+        if own is None:
+            return None
+        alloc = self.allocator
+        return alloc.empty.never_runnable(request) or alloc.empty.never_within(
+            request, own.name, own.hosts
+        )
 
     def decide_masked(
         self,
@@ -287,29 +310,148 @@ class Planner:
         request: JobRequest,
         end: float,
         masked: list[IndexArray | slice] | None = None,
+        accept: Accept | None = None,
     ) -> Decision:
         """The allocator's decision for a job that does not start on a view now (its
         reason, as ever), any preemption kept off the hosts of ``masked`` (default:
-        the reservations the job may not use until ``end``, :meth:`preempt_mask`).
-        When that mask alone stops a preemption, the job pends RESERVED, naming the
-        reservations (the preemption is looked for once more without the mask, and
-        not made)."""
+        the reservations the job may not use until ``end``, :meth:`preempt_mask`) and
+        refused where its promise would take what a planned job holds (``accept``,
+        :meth:`plan_check`). When only those stop a preemption, the job pends RESERVED,
+        naming the reservations or the planned job (the preemption is looked for once
+        more without them, and not made)."""
         alloc = self.allocator
         if masked is None:
             masked = self.preempt_mask(job, request, self.now, end)
-        decision = alloc.decide(request, masked=masked)
+        kept = bool(masked) or accept is not None
+        key = self._masked_key(job, request, end, accept) if kept else None
+        failed = key is not None and self._masked_failed.get(key) is request.requirement
+        if failed:
+            self.reached["preemption under a mask failed before"] += 1
+        decision = alloc.decide(request, masked=masked, accept=accept, preempt=not failed)
+        if not isinstance(decision, Pending) or decision.preemption is not None:
+            return decision
+        if key is not None:
+            self._masked_failed[key] = request.requirement
         if (
-            masked
+            kept
             and job.reservation is None  # else: it runs in its own or not at all
-            and isinstance(decision, Pending)
-            and decision.preemption is None
             and decision.info.reason is not PendReason.NEVER_RUNNABLE
             and not decision.cached
-            and alloc.could_preempt(request)
+            and self._could_preempt(request)
         ):
             why = self.why_reserved(job, end, preempting=True)
             return Pending(job.id, PendInfo(PendReason.RESERVED, why))
         return decision
+
+    def _masked_key(
+        self, job: PendingJob, request: JobRequest, end: float, accept: Accept | None
+    ) -> tuple[object, ...] | None:
+        """What a preemption under a mask depends on besides the books, the candidates
+        and the plans, all of which only take away within a session (so a failure
+        stays one): the requirement, the job's identity, the reservations in its way
+        (or its own), and its run's end when plans are checked. None: not kept (the
+        shortcuts off, or a plugin that sees the job)."""
+        if not self._shortcuts or not self.allocator.job_blind:
+            return None
+        now = self.now
+        blocking = tuple(r.name for r in self._overlapping(job, now, end))
+        return (
+            id(request.requirement),
+            request.user,
+            request.queue,
+            request.project,
+            job.reservation,
+            blocking,
+            end if accept is not None else None,
+        )
+
+    def _could_preempt(self, request: JobRequest) -> bool:
+        """Whether a preemption without masks would succeed (Allocator.could_preempt),
+        kept for jobs alike while the books are unchanged and nobody was preempted
+        since (an exact shortcut: the answer depends on nothing else)."""
+        alloc = self.allocator
+        key = (id(request.requirement), request.user, request.queue, request.project)
+        seen = (alloc.books.version, alloc.stats.preemptions)
+        known = self._could.get(key) if self._shortcuts and alloc.job_blind else None
+        if known is not None and known[0] is request.requirement and known[1] == seen:
+            self.reached["could preempt known"] += 1
+            return known[2]
+        answer = alloc.could_preempt(request)
+        self._could[key] = (request.requirement, seen, answer)
+        return answer
+
+    def _preempts(self, request: JobRequest) -> bool:
+        return may_preempt(self.allocator, request.queue)
+
+    def plan_check(self, request: JobRequest, end: float) -> Accept | None:
+        """What a preemption's promise must pass not to take what a job planned this
+        session holds over ``[now, end)`` (None: the job does not preempt, or no plan
+        starts before ``end``, so the books alone decide)."""
+        if self._planned_from >= end or not self._preempts(request):
+            return None
+        return lambda promise, victims: self._keeps_plans(promise, victims, end)
+
+    def _keeps_plans(
+        self, promise: JobAllocation, victims: Sequence[RunningJob], end: float
+    ) -> bool:
+        """Whether ``promise`` fits, on every host and resource and at every instant of
+        ``[now, end)``, the profile with ``victims`` gone from now on (exact: the
+        profile's lowest point between each victim's estimated end and the next)."""
+        now, state = self.now, self.allocator.state
+        n = state.hosts.n
+        hosts, amounts = _units(promise, self.allocator.books.scales)
+        want = {name: np.bincount(hosts, weights=a, minlength=n) for name, a in amounts.items()}
+        gone = []
+        for v in victims:
+            e = estimated_end(
+                v.start_time, estimate(v.requested_time, state.queues.get(v.queue)), now
+            )
+            if e > now:
+                vh, va, _ = self.allocator.footprint_of(v).columns()
+                gone.append(
+                    (e, {k: np.bincount(vh, weights=a, minlength=n) for k, a in va.items()})
+                )
+        points = sorted({now, end, *(e for e, _ in gone if e < end)})
+        for a, b in itertools.pairwise(points):
+            window = self.profile.window(a, b)
+            for name, wanted in want.items():
+                room = window[name].copy()
+                for e, back in gone:
+                    if e >= b and name in back:
+                        room += back[name]
+                if bool((wanted > room).any()):
+                    return False
+        return True
+
+    def preempted(self, found: Preemption, duration: float) -> None:
+        """A preemption made now: its victims' holdings come back to the profile from
+        now on (not at their estimated ends) and its promise holds from now for
+        ``duration``, so the jobs planned after it plan around it."""
+        self._ready()
+        state, now = self.allocator.state, self.now
+        by_id = {r.id: r for r in state.running if r.id in found.victims}
+        for vid in found.victims:
+            v = by_id.get(vid)
+            if v is None:
+                continue
+            e = estimated_end(
+                v.start_time, estimate(v.requested_time, state.queues.get(v.queue)), now
+            )
+            if not e > now:
+                continue  # past its estimate: the profile gives its holdings back now
+            hosts, amounts, shared = self.allocator.footprint_of(v).columns()
+            if math.isfinite(e):
+                self._profile.hold_columns(now, e, hosts, {k: -a for k, a in amounts.items()})
+                self._tally(e, hosts, -amounts[SLOTS])
+            else:
+                self._profile.release_columns(now, hosts, amounts)
+            self._tally(now, hosts, amounts[SLOTS])
+            for name, units in shared:
+                if math.isfinite(e):
+                    self._shared.hold_columns(now, e, _ONE, {name: np.array([-units])})
+                else:
+                    self._shared.release_columns(now, _ONE, {name: np.array([units])})
+        self._hold(now, now + duration, found.promise)
 
     def preempt_mask(
         self, job: PendingJob, request: JobRequest, start: float, end: float
@@ -690,6 +832,15 @@ class Planner:
         (``preempting``: it would fit with victims preempted, but only on hosts of
         advance reservations that do not admit it)."""
         blocking = self._overlapping(job, self.now, end) if self.reservations else []
+        if blocking and not preempting:  # only those keeping hosts with room from it now
+            free = self.allocator.books.units(SLOTS) > 0
+            blocking = [r for r in blocking if bool(free[list(r.hosts)].any())]
+        first = self._first
+        if preempting and not blocking and first is not None:
+            return (
+                f"what a preemption would give it is reserved for job {first.job}, planned "
+                f"to start at {self.when(first.start)}, before this job would end (backfill)"
+            )
         if blocking or preempting:
             named = [f"{r.name} from {self.when(r.start)} to {self.when(r.end)}" for r in blocking]
             more = f" and {len(named) - 3} more" if len(named) > 3 else ""
@@ -701,7 +852,6 @@ class Planner:
                 else "the hosts it fits on now are in "
             )
             return head + what + which + ", which its estimated run would overlap"
-        first = self._first
         if first is not None and first.start < end:
             return (
                 f"what it fits on now is reserved for job {first.job}, planned to start at "

@@ -17,7 +17,7 @@ claims, so releasing thousands of victims in a view is a few numpy passes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,15 @@ from xce.preempt import Preemptor, Victim
 if TYPE_CHECKING:
     from xce.alloc.engine import Allocator, JobRequest
 
-__all__ = ["Footprint", "Masked", "Released", "find_preemption", "footprint", "may_preempt"]
+__all__ = [
+    "Accept",
+    "Footprint",
+    "Masked",
+    "Released",
+    "find_preemption",
+    "footprint",
+    "may_preempt",
+]
 
 Amounts = tuple[tuple[str, float], ...]
 IndexArray = npt.NDArray[np.intp]
@@ -214,14 +222,24 @@ class _Probe:
         return False
 
 
+Accept = Callable[[JobAllocation, Sequence[RunningJob]], bool]
+"""Whether a promise, with these victims gone, can be committed (a planner's check
+that it takes nothing a planned job holds: xce.alloc.planner)."""
+
+
 def find_preemption(
-    allocator: Allocator, job: JobRequest, preemptor: Preemptor, masked: Masked = ()
+    allocator: Allocator,
+    job: JobRequest,
+    preemptor: Preemptor,
+    masked: Masked = (),
+    accept: Accept | None = None,
 ) -> tuple[Preemption, Released] | None:
     """The first victim set the preemptor offers that the engine can commit, with the
     job's promised allocation and what the victims give back; None when there is none.
     Sets that break the preemptor's contract (empty, a job twice, not a candidate, not
     sufficient) are skipped. ``masked``: hosts the job may not be promised even with
-    its victims gone (advance reservations that do not admit it over its run)."""
+    its victims gone (advance reservations that do not admit it over its run);
+    ``accept``: a set whose promise it refuses cannot be committed (skipped too)."""
     found = candidates(allocator, job.queue)
     if not found:
         return None
@@ -234,6 +252,10 @@ def find_preemption(
                 continue
             key = tuple(sorted(ids))
             if key not in probe.placed and not probe.sufficient(offered):
+                continue
+            if accept is not None and not accept(
+                probe.placed[key], [probe.prints[i].job for i in ids]
+            ):
                 continue
             hosts = tuple(probe.prints[i].hosts for i in ids)
             return Preemption(ids, hosts, probe.placed[key]), probe.released(offered)

@@ -113,7 +113,7 @@ class SlurmPlanner(Planner):
         it now, else pending with the outcome kept for :meth:`plan`."""
         own = self.own_window(job, self.now, self.now + duration)
         if own is not None:
-            return Pending(job.id, own)
+            return Pending(job.id, self.never_in_own(job, request) or own)
         found = self._record(job, request, duration, self.now)
         if found is not None and found.t <= self.now:
             started = self._start(request, found)
@@ -308,9 +308,8 @@ class SlurmPlanner(Planner):
         if job.reservation is not None:  # its reservation's hosts are all it may use
             tried = self.try_in_own(job, request, end)
             if isinstance(tried, Pending):
-                return self.own_pend(
-                    job, request, tried, self.preempt_mask(job, request, self.now, end)
-                )
+                masked = self.preempt_mask(job, request, self.now, end)
+                return self.own_pend(job, request, tried, masked, end)
             return Pending(job.id, PendInfo(PendReason.RESERVED, self.why_reserved(job, end)))
         if self.fits_books(request):
             info = PendInfo(PendReason.RESERVED, self.why_reserved(job, end))

@@ -159,14 +159,33 @@ def _table(results: list[Compared], workload: str, console: Any) -> None:
     for c, row in zip(results, rows, strict=True):
         table.add_row(plain(c.policy.text), *row)
     wide = console.options.update_width(10_000)
-    if console.measure(table, options=wide).maximum > console.width:  # a policy per column
-        table = Table(title=title, title_justify="left")
-        table.add_column("", no_wrap=True)
-        for c in results:
-            table.add_column(plain(c.policy.text), justify="right", no_wrap=True)
-        for k, heading in enumerate(headings):
-            table.add_row(heading, *(row[k] for row in rows))
-    console.print(table)
+
+    def fits(t: Table) -> bool:
+        return bool(console.measure(t, options=wide).maximum <= console.width)
+
+    def by_column(first: int, last: int, heading: str) -> Table:
+        """Policies ``first`` to ``last`` (exclusive) as columns, the metrics as rows."""
+        t = Table(title=heading, title_justify="left")
+        t.add_column("", no_wrap=True)
+        for c in results[first:last]:
+            t.add_column(plain(c.policy.text), justify="right", no_wrap=True)
+        for k, name in enumerate(headings):
+            t.add_row(name, *(row[k] for row in rows[first:last]))
+        return t
+
+    if fits(table):
+        console.print(table)
+    else:  # a policy per column; as many tables as it takes for each to fit
+        groups, first = [], 0
+        while first < len(results):
+            last = first + 1
+            while last < len(results) and fits(by_column(first, last + 1, title)):
+                last += 1
+            groups.append((first, last))
+            first = last
+        for n, (first, last) in enumerate(groups, 1):
+            part = f" ({n} of {len(groups)})" if len(groups) > 1 else ""
+            console.print(by_column(first, last, title + part))
     if any(c.fairness.users for c in results):
         console.print(
             "user fairness: Jain's index over users' mean bounded slowdowns (1: alike); "

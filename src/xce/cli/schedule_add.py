@@ -174,6 +174,16 @@ class AddedJob:
                 f"--add-job-id: the state has a job {json.dumps(self.job_id)} already; "
                 "give another id with --add-job-id"
             )
+        record, sep, index = self.job_id.rpartition("_")
+        if sep and index.isdigit():  # as the loader: a task an array record still holds
+            held = any(
+                j.id == record and j.array is not None and int(index) in j.array for j in state.jobs
+            )
+            if held:
+                raise InputError(
+                    f"--add-job-id: {json.dumps(self.job_id)} is a task the array record "
+                    f"{json.dumps(record)} still holds; give another id with --add-job-id"
+                )
         queue = self.queue if self.queue is not None else "normal"
         if state.queues and queue not in state.queues:
             known = ", ".join(sorted(state.queues))

@@ -701,6 +701,8 @@ class Session:
                 return Dispatched(decision.job, decision.allocation, backfilled=True)
             return decision
         reason = decision.info.reason
+        if decision.preemption is not None:  # the jobs planned after it plan around it
+            planner.preempted(decision.preemption, duration)
         if reason is PendReason.RESERVATION:
             # waiting for its own reservation's window: planned there whatever the
             # policy (only its reservation's hosts, which it shares with few)

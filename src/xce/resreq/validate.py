@@ -191,8 +191,12 @@ def requirement_for_job(
         check(resreq, catalog, text)
     try:
         return bind_tasks(resreq, min_tasks, max_tasks)
-    except ResreqError as err:  # the task counts against the whole requirement: its start
-        if err.column is not None:
+    except ResreqError as err:  # a compound's total against the counts: its start
+        compound = isinstance(resreq, CompoundResreq) or (
+            isinstance(resreq, AlterResreq)
+            and any(isinstance(a, CompoundResreq) for a in resreq.alternatives)
+        )
+        if err.column is not None or not compound:
             raise
         column = len(text) - len(text.lstrip()) + 1
         raise ResreqError(err.message, column=column, text=text) from None
