@@ -506,3 +506,55 @@ def test_metrics_name_the_policy_as_compare_writes_it(
     so ``xce report`` titles a replay without being told."""
     data = json.loads(ok("--workload", trace, *options, "--json").stdout)
     assert data["policy"] == policy
+
+
+def test_jobs_csv_keeps_fractional_times_exactly(tmp_path: Path) -> None:
+    """With --interval 0.7 starts are fractions; near t = 1.2e7 six significant figures
+    were 10 s, so the file said start - submit = 22 s beside a wait of 0.1 s. Times and
+    durations are now written exactly: wait = start - submit and runtime = end - start
+    row by row, as in metrics.json."""
+    import csv
+
+    path = tmp_path / "t.swf"
+    path.write_text(
+        "; MaxNodes: 2\n; MaxProcs: 2\n"
+        "1 12345678 -1 100 1 -1 -1 1 500 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "2 12345679 -1 100 1 -1 -1 1 500 -1 1 1 1 -1 1 -1 -1 -1\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o"
+    ok("--workload", path, "--interval", "0.7", "--out", out)
+    rows = list(csv.DictReader((out / "jobs.csv").open(encoding="utf-8")))
+    assert len(rows) == 2
+    assert any(not float(r["start"]).is_integer() for r in rows)
+    for r in rows:
+        assert float(r["start"]) - float(r["submit"]) == float(r["wait"]), r
+        assert float(r["end"]) - float(r["start"]) == float(r["runtime"]), r
+
+
+def test_a_queues_files_defaults_hold_and_its_errors_name_it(tmp_path: Path) -> None:
+    """A --queues file's top-level backfill (and priority setup) applies to the uniform
+    cluster as a --cluster file's does (it was dropped: jobs 0 / 1002 / 2 instead of
+    EASY's 0 / 100 / 200); a bad value in it is an error at its line and column (it was
+    accepted, or located in '<2 hosts x 1 slots>')."""
+    import csv
+
+    trace = tmp_path / "q.swf"
+    trace.write_text(
+        "; MaxNodes: 2\n; MaxProcs: 2\n"
+        "1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "2 1 -1 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "3 2 -1 1000 1 -1 -1 1 1000 -1 1 1 1 -1 -1 -1 -1 -1\n",
+        encoding="utf-8",
+    )
+    queues = tmp_path / "q.yaml"
+    queues.write_text("backfill: easy\nqueues:\n  normal: {priority: 10}\n", encoding="utf-8")
+    out = tmp_path / "o"
+    ok("--workload", trace, "--hosts", "2", "--queues", queues, "--out", out)
+    rows = list(csv.DictReader((out / "jobs.csv").open(encoding="utf-8")))
+    assert [r["start"] for r in rows] == ["0", "100", "200"]
+    bad = tmp_path / "qb.yaml"
+    bad.write_text("queues:\n  q1: {priority: 10, picker: bogus}\n", encoding="utf-8")
+    got = xce("--workload", trace, "--hosts", "2", "--queues", bad)
+    assert got.exit_code == 2, got.output
+    assert f"{bad}:2:30: queues.q1.picker: unknown picker 'bogus'" in got.stderr

@@ -326,8 +326,9 @@ def test_requested_time_round_trips(tmp_path: Path, suffix: str) -> None:
 
 
 def test_a_job_naming_a_reservation_is_refused_not_dropped(tmp_path: Path) -> None:
-    """Issue 12: a replay has no advance reservations, so a job naming one is an error at
-    its ``reservation`` rather than a job silently run outside it."""
+    """Issue 12: a replay's job cannot name a reservation (the cluster's reservations
+    hold, for whom they list), so a job naming one is an error at its ``reservation``
+    rather than a job silently run outside it."""
     path = tmp_path / "w.yaml"
     path.write_text(
         "hosts: [{name: h0, slots: 2}]\n"
@@ -339,7 +340,7 @@ def test_a_job_naming_a_reservation_is_refused_not_dropped(tmp_path: Path) -> No
         load_jobs_file(path)
     assert info.value.path == "jobs[1].reservation"
     assert info.value.line == 5
-    assert "does not simulate advance reservations" in info.value.message
+    assert "the --cluster file's reservations hold in a replay" in info.value.message
 
 
 def test_a_jsonl_job_naming_an_unknown_reservation_names_the_line(tmp_path: Path) -> None:
@@ -353,4 +354,4 @@ def test_a_jsonl_job_naming_an_unknown_reservation_names_the_line(tmp_path: Path
     assert info.value.line == 2
     assert "unknown reservation" in info.value.message
     # not a typo to look for: a replay's jobs file may name no reservation at all
-    assert "does not simulate advance reservations" in info.value.message
+    assert "the --cluster file's reservations hold in a replay" in info.value.message

@@ -288,6 +288,43 @@ def test_a_gantt_window_past_a_century_exits_2(made: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        ("1e12", "the window must lie between the years 1 and 9999"),
+        ("9999-12-31T23:00", "the window must lie between the years 1 and 9999"),
+        ("1e20", "expected seconds within"),
+        ("-1e20", "expected seconds within"),
+        ("inf", "expected a finite number of seconds or a date"),
+    ],
+)
+def test_a_gantt_window_off_the_calendar_exits_2(
+    made: Path, tmp_path: Path, start: str, message: str
+) -> None:
+    """--gantt-from is range-checked as --gantt-hours is: a window past the year 9999 of
+    the trace's calendar, or seconds beyond a state's largest time, exit 2 before any
+    drawing (they were internal errors: "year 33685 is out of range"); inf is not a
+    date (it was told "a date needs the trace's UnixStartTime")."""
+    out = tmp_path / "r.html"
+    result = runner.invoke(report_app, [str(made / "sim"), "-o", str(out), f"--gantt-from={start}"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not out.exists()
+
+
+def test_a_json_file_cut_after_a_newline_is_located(made: Path, tmp_path: Path) -> None:
+    """metrics.json cut to '{' and a newline: exit 2 at line 2 (it was an internal
+    error: the error's line is past the last line break)."""
+    import shutil
+
+    sim = tmp_path / "sim"
+    shutil.copytree(made / "sim", sim)
+    (sim / "metrics.json").write_text("{\n", encoding="utf-8")
+    result = runner.invoke(report_app, [str(sim), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2, result.output
+    assert "metrics.json:2:1: not valid JSON" in result.output
+
+
+@pytest.mark.parametrize(
     ("results", "holds"),
     [("cmp", "a comparison (compare.json)"), ("many", "a directory of replays")],
 )

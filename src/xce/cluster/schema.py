@@ -564,7 +564,8 @@ def check_job_reservation(job: JobSpec, at: DocPath, reservations: list[Reservat
         if not reservations:  # a jobs file (xce simulate) never declares one
             why += (
                 ": the file declares no reservations (a replay's jobs file may not name one: "
-                "a replay does not simulate advance reservations)"
+                "the --cluster file's reservations hold in a replay, for the users, queues "
+                "or projects they list)"
             )
         raise SpecError((*at, "reservation"), why)
 

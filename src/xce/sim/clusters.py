@@ -42,8 +42,9 @@ def header_cluster(trace: SwfTrace) -> tuple[int, int]:
 
 
 def uniform_cluster(hosts: int, slots: int, queues: ClusterState | None = None) -> ClusterState:
-    """``hosts`` hosts ``n0``... of ``slots`` slots each (with the queues and limits of
-    ``queues``, a state file of those only)."""
+    """``hosts`` hosts ``n0``... of ``slots`` slots each (with what ``queues``, a state
+    file of queues only, sets: its queues and limits, its default picker and backfill
+    policy, its priority setup; an error in those names that file)."""
     from dataclasses import replace
 
     from xce.cluster import state_from_dict
@@ -58,6 +59,9 @@ def uniform_cluster(hosts: int, slots: int, queues: ClusterState | None = None) 
             queues=queues.queues,
             limits=queues.limits,
             default_picker=queues.default_picker,
+            default_backfill=queues.default_backfill,
+            priority=queues.priority,
+            source=queues.source if queues.source is not None else state.source,
         )
     return state
 

@@ -271,9 +271,20 @@ def _prediction_error(cols: _Columns) -> dict[str, float | int | None]:
 
 
 def _cell(value: float | None) -> str:
+    """A ratio (a bounded slowdown): a whole number as one, else 6 significant figures."""
     if value is None:
         return ""
     return str(int(value)) if float(value).is_integer() and math.isfinite(value) else f"{value:.6g}"
+
+
+def _time(value: float | None) -> str:
+    """A time or a duration (seconds): a whole number as one, else exactly (the shortest
+    text that reads back as the same float), so that wait = start - submit holds in the
+    file as in the replay."""
+    if value is None:
+        return ""
+    v = float(value)
+    return str(int(v)) if v.is_integer() and math.isfinite(v) else repr(v)
 
 
 def write_jobs_csv(records: Sequence[JobRecord], path: Path) -> None:
@@ -338,11 +349,11 @@ def _job_row(r: JobRecord, hosts: str | None = None) -> list[object]:
     job = r.job
     return [
         job.id,
-        _cell(job.submit),
-        _cell(r.start),
-        _cell(r.end),
-        _cell(r.wait),
-        _cell(r.ran),
+        _time(job.submit),
+        _time(r.start),
+        _time(r.end),
+        _time(r.wait),
+        _time(r.ran),
         r.slots or (job.tasks or ""),
         job.queue,
         job.user,
@@ -353,7 +364,7 @@ def _job_row(r: JobRecord, hosts: str | None = None) -> list[object]:
         r.unrunnable or "",
         r.preempted,
         int(r.backfilled),
-        _cell(r.planned_start),
+        _time(r.planned_start),
     ]
 
 

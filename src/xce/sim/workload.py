@@ -125,7 +125,8 @@ def _sim_job(
     if job.reservation is not None:  # a SimJob has nowhere to keep it: refuse, not drop
         raise InputError(
             f"job {clip(job.id)!r} names reservation {clip(job.reservation)!r}, but a "
-            "replay does not simulate advance reservations",
+            "replay's job cannot name one (the --cluster file's reservations hold in a "
+            "replay: list the job's user, queue or project on the reservation instead)",
             source=source,
             path=f"{where}.reservation",
         )

@@ -56,13 +56,36 @@ def gantt_window(
         low = _window_start(start, calendar_start)
     else:
         low = _busiest_day(records, calendar_start)
-    return low, low + hours * HOUR
+    high = low + hours * HOUR
+    if start is not None and calendar_start is not None:  # drawn on calendar dates
+        try:
+            for t in (low, high):
+                datetime.fromtimestamp(calendar_start + t, UTC)
+        except (ValueError, OverflowError, OSError):
+            raise InputError(
+                f"--gantt-from {start}, --gantt-hours {hours:g}: the window must lie "
+                "between the years 1 and 9999 of the trace's calendar"
+            ) from None
+    return low, high
 
 
 def _window_start(text: str, calendar_start: float | None) -> float:
+    from xce.cluster.schema import MAX_NUMBER
+
     number = finite(text)
     if number is not None:
+        if abs(number) > MAX_NUMBER:
+            raise InputError(
+                f"--gantt-from {text}: expected seconds within ±{MAX_NUMBER:g} "
+                "(a state's largest time)"
+            )
         return number
+    try:
+        float(text)
+    except ValueError:
+        pass
+    else:  # a number, but inf or nan
+        raise InputError(f"--gantt-from {text}: expected a finite number of seconds or a date")
     if calendar_start is None:
         raise InputError(
             f"--gantt-from {text}: a date needs the trace's UnixStartTime; give seconds of "

@@ -142,13 +142,15 @@ def _parse_json(text: str, source: str, line: int = 1, what: str = "") -> dict[s
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        lines = text.splitlines()
+        lines = text.split("\n")  # the line after a last newline is one too (empty)
         raise InputError(
             f"{what}not valid JSON: {err.msg}",
             source=source,
             line=line + err.lineno - 1,
             column=err.colno if line == 1 else None,
-            text=lines[err.lineno - 1] if line == 1 and lines else None,
+            text=lines[err.lineno - 1].rstrip("\r")
+            if line == 1 and err.lineno <= len(lines)
+            else None,
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"{what}expected a JSON object", source=source, line=line)
