@@ -465,9 +465,8 @@ def test_gantt_lanes_keep_jobs_sharing_a_host_apart() -> None:
     records = _records((0, 100, 1), (10, 50, 1), (60, 90, 1), (95, 120, 1))
     ax = Figure().add_subplot()
     figures.gantt(ax, records, (0, 200), None)
-    bars = sorted(
-        (round(c.get_paths()[0].get_extents().y0, 3), i) for i, c in enumerate(ax.collections)
-    )
+    paths = [p for c in ax.collections for p in c.get_paths()]  # one bar a path
+    bars = sorted((round(p.get_extents().y0, 3), i) for i, p in enumerate(paths))
     assert len(bars) == 4
     assert len({y for y, _ in bars}) == 2  # two lanes: three jobs never overlap each other
 
