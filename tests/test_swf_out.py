@@ -52,3 +52,25 @@ def test_schedule_swf_round_trips_with_the_replays_waits(tmp_path: Path) -> None
     want = [tuple(getattr(j, k) for k in keep) for j in original.jobs[:3]]
     assert [tuple(getattr(j, k) for k in keep) for j in back.jobs] == want
     assert back.header_int("MaxProcs") == 4
+
+
+def test_names_without_a_number_take_none_the_trace_keeps(tmp_path: Path) -> None:
+    """A job with no group or queue in the trace (-1) is in 'default' / 'normal'; their
+    numbers in schedule.swf come after the trace's own (they were 1, the number of the
+    other job's real group 1 and queue 1, so reading the file back merged them)."""
+    trace = tmp_path / "n.swf"
+    trace.write_text(
+        "; MaxNodes: 2\n; MaxProcs: 2\n"
+        "1 0 -1 100 1 -1 -1 1 200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+        "2 0 -1 100 1 -1 -1 1 200 -1 1 2 1 -1 1 -1 -1 -1\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["simulate", "--workload", str(trace), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = (out / "schedule.swf").read_text(encoding="utf-8")
+    assert "; Note: group 2 is 'default'" in text
+    assert "; Note: queue 2 is 'normal'" in text
+    back = read_swf(out / "schedule.swf")
+    assert len({j.queue for j in back.jobs}) == 2
+    assert len({j.project for j in back.jobs}) == 2

@@ -336,13 +336,22 @@ def _job(v: list[float], memory: bool, source: str, line: int) -> SimJob | str:
 SWF_NAME = "schedule.swf"
 
 
-def _number_of(name: str, prefix: str, numbers: dict[str, int]) -> int:
-    """The SWF number of a name this reader made (``u3`` is 3), else a number of its
-    own, counted from 1 in order of first appearance (and said in the header)."""
+def _kept(name: str, prefix: str) -> int | None:
+    """The SWF number a name this reader made keeps (``u3`` is 3), else None."""
     if name.startswith(prefix) and name[len(prefix) :].isdigit():
         return int(name[len(prefix) :])
+    return None
+
+
+def _number_of(name: str, prefix: str, numbers: dict[str, int], after: int = 0) -> int:
+    """The SWF number of a name this reader made (``u3`` is 3), else a number of its
+    own, counted from ``after + 1`` in order of first appearance (and said in the
+    header); ``after``: the highest number a kept name has, so none is taken twice."""
+    kept = _kept(name, prefix)
+    if kept is not None:
+        return kept
     if name not in numbers:
-        numbers[name] = len(numbers) + 1
+        numbers[name] = after + len(numbers) + 1
     return numbers[name]
 
 
@@ -354,11 +363,12 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
     groups, queues and partitions read from an SWF trace keep their numbers; other
     names are numbered in a header note. Times are whole seconds when they are whole."""
     numbers: dict[str, dict[str, int]] = {"u": {}, "g": {}, "q": {}, "p": {}, "id": {}}
+    top = _highest_kept(records)
     lines = []
     for r in records:
         job = r.job
         ran = r.start is not None and r.end is not None
-        jid = _job_number(job.id, numbers["id"])
+        jid = _job_number(job.id, numbers["id"], top["id"])
         fields = [
             jid,
             job.submit,
@@ -371,12 +381,14 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
             job.requested_time if job.requested_time is not None else -1,
             -1,
             1 if ran else 0,
-            _number_of(job.user, "u", numbers["u"]),
-            _number_of(job.project, "g", numbers["g"]),
+            _number_of(job.user, "u", numbers["u"], top["u"]),
+            _number_of(job.project, "g", numbers["g"], top["g"]),
             -1,
-            _number_of(job.queue, "q", numbers["q"]),
-            _number_of(job.partition, "p", numbers["p"]) if job.partition else -1,
-            _job_number(job.preceding, numbers["id"]) if job.preceding is not None else -1,
+            _number_of(job.queue, "q", numbers["q"], top["q"]),
+            _number_of(job.partition, "p", numbers["p"], top["p"]) if job.partition else -1,
+            _job_number(job.preceding, numbers["id"], top["id"])
+            if job.preceding is not None
+            else -1,
             job.think if job.preceding is not None else -1,
         ]
         lines.append(" ".join(_swf_number(f) for f in fields))
@@ -399,10 +411,33 @@ def write_swf(records: Sequence[JobRecord], path: Path, total_slots: int, worklo
     path.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
 
 
-def _job_number(job_id: str, numbers: dict[str, int]) -> int:
-    """A job's SWF number: its id when that is a number, else one of its own."""
-    return int(job_id) if job_id.isdigit() else _number_of(job_id, "\0", numbers)
+def _job_number(job_id: str, numbers: dict[str, int], after: int = 0) -> int:
+    """A job's SWF number: its id when that is a number, else one of its own (after
+    every numeric id)."""
+    return int(job_id) if job_id.isdigit() else _number_of(job_id, "\0", numbers, after)
+
+
+def _highest_kept(records: Sequence[JobRecord]) -> dict[str, int]:
+    """Per kind, the highest number a kept name has (0: none): ids, users, groups,
+    queues, partitions."""
+    top = dict.fromkeys(("id", "u", "g", "q", "p"), 0)
+    for r in records:
+        job = r.job
+        for kind, name in (
+            ("u", job.user),
+            ("g", job.project),
+            ("q", job.queue),
+            ("p", job.partition or ""),
+        ):
+            kept = _kept(name, kind)
+            if kept is not None:
+                top[kind] = max(top[kind], kept)
+        if job.id.isdigit():
+            top["id"] = max(top["id"], int(job.id))
+    return top
 
 
 def _swf_number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
+    """A field: a whole number as one, else exactly (times are seconds)."""
+    v = float(value)
+    return str(int(v)) if v.is_integer() else repr(v)
