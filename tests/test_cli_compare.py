@@ -439,3 +439,32 @@ def test_a_terminal_too_narrow_for_the_table_gets_a_policy_per_column(
         assert len(parts) >= 2
         assert parts == [(str(k), parts[0][1]) for k in range(1, len(parts) + 1)]
         assert all(p in text for p in more)
+
+
+def test_a_policy_name_too_long_for_a_column_is_given_in_a_legend(tmp_path: Path) -> None:
+    """A policy whose name alone is wider than the table may be: the columns are
+    numbered and a legend below names each policy whole; every figure is whole (the
+    other columns were squeezed to "fc…", "45…", some to nothing)."""
+    cluster = tmp_path / "mini.yaml"
+    cluster.write_text(
+        "queues: {normal: {priority: 0}}\npriority: {PriorityWeightAge: 1000}\n"
+        "hosts: [{name: n0, slots: 4}]\n",
+        encoding="utf-8",
+    )
+    jobs = tmp_path / "w.yaml"
+    jobs.write_text(
+        "jobs:\n  - {id: a, tasks: 2, runtime: 10, submit_time: 0}\n"
+        "  - {id: b, tasks: 4, runtime: 10, submit_time: 1}\n",
+        encoding="utf-8",
+    )
+    long = (
+        "multifactor:PriorityWeightAge=1 PriorityWeightJobSize=1 PriorityWeightQOS=1 "
+        "PriorityWeightPartition=1 PriorityWeightFairshare=1"
+    )
+    args = ["compare", "--workload", jobs, "--cluster", cluster]
+    result = _xce(*args, "--policy", "fcfs", "--policy", "multifactor", "--policy", long)
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    text = result.stdout  # type: ignore[attr-defined]
+    assert "…" not in text
+    assert "[1] fcfs" in text
+    assert f"[3] {long}" in text

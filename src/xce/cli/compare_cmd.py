@@ -163,19 +163,25 @@ def _table(results: list[Compared], workload: str, console: Any) -> None:
     def fits(t: Table) -> bool:
         return bool(console.measure(t, options=wide).maximum <= console.width)
 
+    labels = [plain(c.policy.text) for c in results]
+
     def by_column(first: int, last: int, heading: str) -> Table:
         """Policies ``first`` to ``last`` (exclusive) as columns, the metrics as rows."""
         t = Table(title=heading, title_justify="left")
         t.add_column("", no_wrap=True)
-        for c in results[first:last]:
-            t.add_column(plain(c.policy.text), justify="right", no_wrap=True)
+        for label in labels[first:last]:
+            t.add_column(label, justify="right", no_wrap=True)
         for k, name in enumerate(headings):
             t.add_row(name, *(row[k] for row in rows[first:last]))
         return t
 
+    legend = False
     if fits(table):
         console.print(table)
     else:  # a policy per column; as many tables as it takes for each to fit
+        if not all(fits(by_column(i, i + 1, title)) for i in range(len(results))):
+            labels = [f"[{i}]" for i in range(1, len(results) + 1)]  # a name too long
+            legend = True
         groups, first = [], 0
         while first < len(results):
             last = first + 1
@@ -186,6 +192,9 @@ def _table(results: list[Compared], workload: str, console: Any) -> None:
         for n, (first, last) in enumerate(groups, 1):
             part = f" ({n} of {len(groups)})" if len(groups) > 1 else ""
             console.print(by_column(first, last, title + part))
+    if legend:
+        for label, c in zip(labels, results, strict=True):
+            console.print(f"{label} {plain(c.policy.text)}", highlight=False, soft_wrap=True)
     if any(c.fairness.users for c in results):
         console.print(
             "user fairness: Jain's index over users' mean bounded slowdowns (1: alike); "
