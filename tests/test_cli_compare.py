@@ -468,3 +468,21 @@ def test_a_policy_name_too_long_for_a_column_is_given_in_a_legend(tmp_path: Path
     assert "…" not in text
     assert "[1] fcfs" in text
     assert f"[3] {long}" in text
+
+
+def test_plots_say_nothing_of_fonts_on_stderr(tmp_path: Path) -> None:
+    """compare --out draws its plots without matplotlib's findfont fallback lines on
+    stderr (they said "Font family ['STIXGeneral'] not found" on every run)."""
+    import subprocess
+    import sys
+
+    cluster, jobs = _inputs(tmp_path)
+    out = tmp_path / "o"
+    xce = Path(sys.executable).parent / "xce"  # the console script: pytest catches logs
+    args = ["compare", "--workload", jobs, "--cluster", cluster, "--out", out]
+    args += ["--policy", "fcfs", "--policy", "strict"]
+    done = subprocess.run(
+        [str(xce), *map(str, args)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "findfont" not in done.stderr

@@ -12,6 +12,7 @@ screen and in the report's column, and every legend sits outside the plot
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -27,6 +28,10 @@ from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 from xce.sim.files import COMPARE_PLOTS, SIMULATE_PLOTS
 from xce.sim.metrics import utilisation
 from xce.sim.model import BSLD_TAU, JobRecord, Timeline
+
+# matplotlib says on stderr when it falls back from a font a style names to the one it
+# ships (DejaVu Sans, which every plot here is drawn with): not the user's business
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 __all__ = [
     "ACCENT",
