@@ -286,3 +286,20 @@ def reason_under_test(info: PendInfo) -> PendReason:
         assert info.cause is not None
         return info.cause
     return info.reason
+
+
+def reserved_victim_site(slots: int = 2) -> ClusterBuilder:
+    """Hosts a and b of ``slots`` slots; high (50) preempts low (10); advance reservation
+    maint holds a over [0, 10000); r1 (low) fills a and r2 (high) fills b, both estimated
+    to 50000; the session at 10. A high job's only victim runs on the reserved host."""
+    return (
+        ClusterBuilder()
+        .queue("high", 50, preempts=["low"])
+        .queue("low", 10)
+        .host("a", slots)
+        .host("b", slots)
+        .reservation("maint", 0, 10_000, hosts=["a"])
+        .running("r1", {"a": slots}, queue="low", start_time=0, requested_time=50_000)
+        .running("r2", {"b": slots}, queue="high", start_time=0, requested_time=50_000)
+        .at(10)
+    )

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
-from builders import ClusterBuilder
+from builders import ClusterBuilder, reserved_victim_site
 from flow_states import flow_doc, flow_state
 from strategies import USERS, scenarios
 from xce.alloc import Decision, Dispatched, Pending, PendReason
@@ -745,19 +745,7 @@ def test_a_prediction_never_preempts_onto_a_reserved_host() -> None:
     preempting r1 (low) on a, which maint reserves until 10000; b holds high work to
     50000. Its predicted start is the window's end, 10000 (it was now: the prediction
     preempted r1 inside the window), with and without the shortcuts."""
-    b = (
-        ClusterBuilder()
-        .queue("high", 5, preempts=["low"])
-        .queue("low", 1)
-        .host("a", 2)
-        .host("b", 2)
-        .reservation("maint", 0, 10_000, hosts=["a"])
-        .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
-        .running("r2", {"b": 2}, queue="high", start_time=0, requested_time=50_000)
-        .job("h1", 2, queue="high", requested_time=100)
-        .at(10)
-    )
-    state = b.build()
+    state = reserved_victim_site().job("h1", 2, queue="high", requested_time=100).build()
     limit = REGISTRY.make("limit")
     for policy in (Policy(), Policy(shortcuts=False)):
         assert forward_replay(state, limit.predict, policy=policy).starts == {"h1": 10_000.0}

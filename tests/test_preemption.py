@@ -15,7 +15,7 @@ from unittest import mock
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import ClusterBuilder
+from builders import ClusterBuilder, reserved_victim_site
 from xce.alloc import AllocOptions, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, state_from_dict
 from xce.core import JobPreempted, JobStarted, SchedulerCore, Session, SessionResult
@@ -164,31 +164,33 @@ def test_what_a_preemptor_is_promised_goes_to_no_later_job() -> None:
     assert later.info.reason is PendReason.NOT_ENOUGH_SLOTS
 
 
+def _own_victim(b: ClusterBuilder) -> ClusterBuilder:
+    """l (v, low) fills 2 slots of A, o (w, high) B; h (v, high, 2 tasks on one host)
+    and j1 (v, 1 task) pend."""
+    b.running("l", {"A": 2}, queue="low", user="v")
+    b.running("o", {"B": 2}, queue="high", user="w")
+    b.job("h", 2, queue="high", user="v", resreq="span[hosts=1]")
+    return b.job("j1", 1, queue="high", user="v")
+
+
+def _preempted_l(result: SessionResult) -> None:
+    h = decision(result, "h")
+    assert isinstance(h, Pending)
+    assert h.preemption is not None
+    assert h.preemption.victims == ("l",)
+
+
 def test_a_limit_shared_by_victim_and_preemptor_counts_their_work_once() -> None:
     """v may hold 3 slots in all. h (v, high) preempts v's own low job l on A, 2 slots
     for 2: v's usage stays 2, the promise counted beyond what l gives back. So j1 (v,
     1 task) is dispatched on C (2 + 1 <= 3; it was refused, "4 of 3" counting l and
     its replacement both), and j2 (v, 1 task) pends LIMIT with 3 in use."""
-    doc = (
-        base()
-        .host("A", 2)
-        .host("B", 2)
-        .host("C", 1)
-        .host("D", 1)
-        .limit("v_cap", users=["v"], slots=3)
-        .running("l", {"A": 2}, queue="low", user="v")
-        .running("o", {"B": 2}, queue="high", user="w")
-        .job("h", 2, queue="high", user="v", resreq="span[hosts=1]")
-        .job("j1", 1, queue="high", user="v")
-        .job("j2", 1, queue="high", user="v")
-        .to_dict()
-    )
+    b = base().host("A", 2).host("B", 2).host("C", 1).host("D", 1)
+    b.limit("v_cap", users=["v"], slots=3)
+    doc = _own_victim(b).job("j2", 1, queue="high", user="v").to_dict()
     state = state_from_dict(doc, "<limit>")
     for result in _all_switches(state):
-        h = decision(result, "h")
-        assert isinstance(h, Pending)
-        assert h.preemption is not None
-        assert h.preemption.victims == ("l",)
+        _preempted_l(result)
         assert isinstance(decision(result, "j1"), Dispatched)
         j2 = decision(result, "j2")
         assert isinstance(j2, Pending)
@@ -202,23 +204,11 @@ def test_a_per_host_limit_counts_a_promise_beyond_what_its_victim_gives_back() -
     """Per host the same: v may hold 3 slots on each host; l (v, low) holds 2 of A's 3.
     h (v, 2 tasks on one host) preempts l and is promised 2 of A's slots: v's usage on A
     stays 2, so j1 (v, 1 task) takes A's last slot (it pended LIMIT, 4 counted on A)."""
-    doc = (
-        base()
-        .host("A", 3)
-        .host("B", 2)
-        .limit("v_host", users=["v"], slots=3, per_host=True)
-        .running("l", {"A": 2}, queue="low", user="v")
-        .running("o", {"B": 2}, queue="high", user="w")
-        .job("h", 2, queue="high", user="v", resreq="span[hosts=1]")
-        .job("j1", 1, queue="high", user="v")
-        .to_dict()
-    )
+    b = base().host("A", 3).host("B", 2).limit("v_host", users=["v"], slots=3, per_host=True)
+    doc = _own_victim(b).to_dict()
     state = state_from_dict(doc, "<limit>")
     for result in _all_switches(state):
-        h = decision(result, "h")
-        assert isinstance(h, Pending)
-        assert h.preemption is not None
-        assert h.preemption.victims == ("l",)
+        _preempted_l(result)
         j1 = decision(result, "j1")
         assert isinstance(j1, Dispatched), j1
         assert [c.host for c in j1.allocation.claims] == [0]  # A
@@ -867,27 +857,24 @@ def test_a_job_naming_a_reservation_preempts_inside_it_only() -> None:
     """h1 names maint (on a): it may preempt only there. r3 on b ranks first (the
     youngest) but is outside: r1, on a, is preempted. With no victim inside (a holds high
     work), nothing is preempted, although r3 would free enough."""
-    inside = (
-        reserved_pair()
-        .running("r1", {"a": 2}, queue="low", start_time=0, requested_time=50_000)
-        .running("r3", {"b": 2}, queue="low", start_time=5, requested_time=50_000)
-        .job("h1", 2, queue="high", requested_time=100, reservation="maint")
-        .build()
-    )
-    for result in _all_switches(inside):
+
+    def site(on_a: str) -> ClusterState:
+        """r1 of queue ``on_a`` on a (in maint), r3 (low, the youngest) on b."""
+        return (
+            reserved_pair()
+            .running("r1", {"a": 2}, queue=on_a, start_time=0, requested_time=50_000)
+            .running("r3", {"b": 2}, queue="low", start_time=5, requested_time=50_000)
+            .job("h1", 2, queue="high", requested_time=100, reservation="maint")
+            .build()
+        )
+
+    for result in _all_switches(site("low")):
         d = decision(result, "h1")
         assert isinstance(d, Pending)
         assert d.preemption is not None
         assert d.preemption.victims == ("r1",)
         assert {c.host for c in d.preemption.promise.claims} == {0}  # a
-    outside = (
-        reserved_pair()
-        .running("r2", {"a": 2}, queue="high", start_time=0, requested_time=50_000)
-        .running("r3", {"b": 2}, queue="low", start_time=5, requested_time=50_000)
-        .job("h1", 2, queue="high", requested_time=100, reservation="maint")
-        .build()
-    )
-    for result in _all_switches(outside):
+    for result in _all_switches(site("high")):
         d = decision(result, "h1")
         assert isinstance(d, Pending)
         assert d.preemption is None
@@ -1187,17 +1174,7 @@ def test_identical_jobs_a_mask_keeps_from_preempting_are_decided_alike() -> None
     import xce.core.session as session_module
     from xce.alloc.planner import Planner
 
-    b = (
-        ClusterBuilder()
-        .queue("high", 50, preempts=["low"])
-        .queue("low", 10)
-        .host("a", 4)
-        .host("b", 4)
-        .reservation("maint", 0, 10_000, hosts=["a"])
-        .running("r1", {"a": 4}, queue="low", start_time=0, requested_time=50_000)
-        .running("r2", {"b": 4}, queue="high", start_time=0, requested_time=50_000)
-        .at(10)
-    )
+    b = reserved_victim_site(slots=4)
     for k in range(8):
         b.job(f"h{k}", 4, queue="high", requested_time=100)
     state = b.build()

@@ -70,20 +70,7 @@ class EmptyCluster:
         if key in self._memo:
             return self._memo[key]
         placer.token = self._owner.token  # the owner's current token (cancellation)
-        decision = placer.try_place(replace(job, requirement=_without_volatile(job.requirement)))
-        info = None
-        if isinstance(decision, Pending):
-            why = decision.info
-            info = PendInfo(
-                PendReason.NEVER_RUNNABLE,
-                f"can never run on this cluster as configured: {why.message}",
-                why.hosts,
-                why.examples,
-                why.limits,
-                why.reason,
-            )
-        self._memo[key] = info
-        return info
+        return self._judged(key, placer, job, "on this cluster")
 
     def never_within(self, job: JobRequest, name: str, hosts: Sequence[int]) -> PendInfo | None:
         """The NEVER_RUNNABLE pend info of ``job`` when it may run only on ``hosts``
@@ -107,13 +94,19 @@ class EmptyCluster:
             avail[resource] = units
         shared = {n: books.shared_units(n) for n in state.shared_total}
         view = placer.on_view(books.view(avail, shared, outside=outside), placer.limits)
-        decision = view.try_place(replace(job, requirement=_without_volatile(job.requirement)))
+        return self._judged(key, view, job, f"in its reservation {name}")
+
+    def _judged(self, key: object, placer: _Placer, job: JobRequest, where: str) -> PendInfo | None:
+        """Try ``job`` (volatile selects dropped) on ``placer``'s empty books; its
+        NEVER_RUNNABLE info if it fails there ("can never run ``where`` as configured"),
+        else None; memoised under ``key``."""
+        decision = placer.try_place(replace(job, requirement=_without_volatile(job.requirement)))
         info = None
         if isinstance(decision, Pending):
             why = decision.info
             info = PendInfo(
                 PendReason.NEVER_RUNNABLE,
-                f"can never run in its reservation {name} as configured: {why.message}",
+                f"can never run {where} as configured: {why.message}",
                 why.hosts,
                 why.examples,
                 why.limits,
