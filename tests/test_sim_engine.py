@@ -591,3 +591,15 @@ def test_a_replay_keeps_an_applications_own_gc_freeze() -> None:
     Simulation(uniform_cluster(2, 1), [SimJob("a", 0, 1, 1)]).run()
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == thresholds
+
+
+def test_single_queue_says_the_clusters_other_queues_are_not_used() -> None:
+    """--single-queue puts every job in queue normal: a cluster's other queues (and what
+    they set: preemption, say) go unused, and the replay says so (it was silent)."""
+    state = ClusterBuilder().queue("high", 50, preempts=["low"]).queue("low", 10).hosts(2).build()
+    jobs = [SimJob("a", 0, 10, 1, queue="high"), SimJob("b", 1, 10, 1, queue="low")]
+    together = Simulation(state, jobs, SimOptions(single_queue=True)).run()
+    (line,) = [w for w in together.warnings if "--single-queue" in w]
+    assert "queue(s) high, low" in line
+    apart = Simulation(state, jobs).run()
+    assert not [w for w in apart.warnings if "--single-queue" in w]

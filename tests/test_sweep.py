@@ -225,6 +225,11 @@ def test_command_runs_then_skips_finished_cells(tmp_path: Path) -> None:
     [
         (GRID.replace("fcfs+easy]", "fcfs+warp]"), "policies[2]", "unknown modifier"),
         (GRID.replace("[fcfs,", "[nosuch,"), "policies[0]", "unknown picker"),
+        (  # as xce compare refuses it (the two were merged into one cell, silently)
+            GRID.replace("fcfs+easy]", "fcfs]"),
+            "policies[2]",
+            "policy 'fcfs' is given twice (also policies[0])",
+        ),
         (
             GRID.replace("file: cluster.yaml\n  - file", "file: gone.yaml\n  - file"),
             "clusters[0].file",

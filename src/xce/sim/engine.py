@@ -282,7 +282,21 @@ class Simulation:
             if isinstance(predictor, str) or predictor is None
             else str(getattr(predictor, "name", type(predictor).__name__))
         )
-        return backfill_estimates(self.jobs, core.state, plans) + predictor_unused(named, plans)
+        unused = sorted(q for q in core.state.queues if q != "normal")
+        single = (
+            [
+                f"--single-queue: every job runs in queue normal; the cluster's queue(s) "
+                f"{', '.join(unused[:5])}{', ...' if len(unused) > 5 else ''} (their "
+                "priorities, preemption, pickers and backfill) are not used"
+            ]
+            if self.options.single_queue and unused
+            else []
+        )
+        return (
+            backfill_estimates(self.jobs, core.state, plans)
+            + predictor_unused(named, plans)
+            + single
+        )
 
     # --- the loop --------------------------------------------------------------------
     def run(self) -> SimResult:

@@ -326,6 +326,14 @@ def _grid_cells(spec: GridSpec, where: _Locator) -> list[Cell]:
     """The grid's cells in grid order (workload, cluster, policy, options, repetition),
     each distinct cell once; policies are checked against the registries."""
     policies = [_policy(text, i, where) for i, text in enumerate(spec.policies)]
+    first: dict[str, int] = {}
+    for i, text in enumerate(policies):  # as xce compare: a policy once (not merged)
+        if text in first:
+            raise where.error(
+                f"policy {text!r} is given twice (also policies[{first[text]}])",
+                ("policies", i),
+            )
+        first[text] = i
     clusters = [_cluster(c, i, where) for i, c in enumerate(spec.clusters)]
     options = [Options(o.interval, o.enforce_walltime, o.single_queue) for o in spec.options]
     runs = sum(
