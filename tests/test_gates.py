@@ -527,3 +527,29 @@ def test_planning_only_what_is_read_changes_no_decision(state: ClusterState) -> 
     full = Session(state).run().decisions
     few = Session(state).run(plans_for=()).decisions
     assert [_outcome_of(d) for d in few] == [_outcome_of(d) for d in full]
+
+
+def test_a_dependency_on_an_entry_lenient_left_out_never_holds(tmp_path: Any) -> None:
+    """docs/state-file.md: an entry --lenient leaves out still claims its id. A job
+    waiting afterok on it waits for ever, saying why (it was dispatched: the id counted as
+    a job that had ended), in the library's session and in xce schedule's core."""
+    from xce.cluster import load_state
+    from xce.core import SchedulerCore, Session
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "now: 1000\nhosts: [{name: a, slots: 4}]\njobs:\n"
+        "  - {id: j1, tasks: two, submit_time: 900}\n"
+        "  - {id: j3, tasks: 2, dependency: 'afterok:j1', submit_time: 900}\n"
+        "  - {id: j5, tasks: 1, dependency: 'afterok:gone', submit_time: 900}\n",
+        encoding="utf-8",
+    )
+    state, invalid = load_state(path, lenient=True)
+    assert [i.id for i in invalid] == ["j1"]
+    for result in (Session(state).run(), SchedulerCore(state).run_session()):
+        got = {d.job: d for d in result.decisions}
+        j3 = got["j3"]
+        assert isinstance(j3, Pending)
+        assert j3.info.reason is PendReason.DEPENDENCY
+        assert "j1 is an INVALID entry, left out: it never runs" in j3.info.message
+        assert isinstance(got["j5"], Dispatched)  # an id no entry has: ended, as before

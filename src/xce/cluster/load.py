@@ -361,6 +361,7 @@ def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
         entry = _entry(raw, i)
         name = names.get(i) or _raw_id(entry) or format_path(("jobs", i))
         invalid.append(InvalidJob(name, i, doc.error(faults[i]), _printable(entry, i)))
+    state = dataclasses.replace(state, left_out=frozenset(j.id for j in invalid))
     return LenientState(state, tuple(invalid))
 
 

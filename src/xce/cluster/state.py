@@ -292,6 +292,9 @@ class ClusterState:
     gated: bool = False  # some pending job may wait at a gate (PendingJob.gated)
     # the multifactor picker's settings, associations and usage book (docs/priority.md)
     priority: PrioritySetup | None = None
+    # the ids of job entries a lenient load left out (INVALID): they never run, so a
+    # dependency on one never holds (xce.core.gates)
+    left_out: frozenset[str] = frozenset()
 
     def session_time(self) -> float:
         """When a session on this state runs: ``now`` if given, else the latest start or

@@ -115,6 +115,7 @@ class SchedulerCore:
         self._gated = state.gated  # some job may wait at a gate: once, for good
         # the multifactor picker's usage book: a copy, charged as work ends
         self._priority = state.priority.copy() if state.priority is not None else None
+        self._left_out = state.left_out  # INVALID entries' ids (a lenient load's)
         self._view: ClusterState | None = None
         self._held: dict[str, _Holdings] = {}  # what each started job holds, for release
         self._scratch = np.zeros(0, dtype=np.intp)  # see _distinct
@@ -157,6 +158,7 @@ class SchedulerCore:
                 scheduler_resolution=self._about[2],
                 gated=self._gated,
                 priority=self._priority,
+                left_out=self._left_out,
             )
         return self._view
 

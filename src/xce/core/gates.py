@@ -135,11 +135,14 @@ class Gates:
         """(earliest start, what it still waits for: "" when satisfied now)."""
         times: list[float] = []
         waiting: list[str] = []
+        left_out = self._state.left_out
         for item in dep.items:
             when = self._item_time(job, item)
             if when is not None:
                 times.append(when)
-                waiting.append(_describe(item))
+                gone = item.job is not None and item.job.removesuffix("_*") in left_out
+                note = f"; {item.job} is an INVALID entry, left out: it never runs" if gone else ""
+                waiting.append(_describe(item) + note)
             elif dep.any_of:
                 return self.now, ""  # one item holds: satisfied
             else:
@@ -188,6 +191,8 @@ class Gates:
                 began = self._array_began[job_id] + item.delay
                 return began if began > self.now else None
             return max(ends)
+        if job_id in self._state.left_out:  # an INVALID entry: it never runs, never ends
+            return _UNKNOWN
         return None  # not in the state: it has ended
 
     def _task_pending(self, job_id: str) -> bool:
