@@ -84,8 +84,12 @@ class Planner:
     ``reservations`` (by name), ``estimate_of``, ``static_hosts`` (the hosts a request
     can ever use), ``masked`` (hosts advance reservations keep from a job over a
     window), ``own_window`` (why a job naming a reservation cannot run over one),
-    ``fits_books`` (whether a request fits the books now) and ``when`` (a time as
-    messages show it)."""
+    ``fits_books`` (whether a request fits the books now), ``when`` (a time as
+    messages show it), and for jobs that may preempt or name a reservation
+    ``preempt_mask``, ``plan_check`` and ``decide_masked`` (a decision whose preemption
+    keeps off reserved hosts and planned holds), ``try_in_own``, ``own_pend`` and
+    ``never_in_own`` (a job naming a reservation, on its hosts); the session calls
+    ``preempted`` after a preemption (victims freed from now, the promise held)."""
 
     def __init__(self, allocator: Allocator, now: float) -> None:
         if not math.isfinite(now):
