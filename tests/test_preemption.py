@@ -962,10 +962,21 @@ def test_promises_keep_off_reserved_hosts_and_switches_change_nothing(
 def test_random_reserved_states_reach_both_sides_of_the_reservation() -> None:
     """The property above is not vacuous: over 200 derandomized states, preemptions are
     promised on reserved hosts (to admitted jobs, jobs that end before the window, jobs
-    naming it) and kept off them (RESERVED after a preemption the mask stopped)."""
+    naming it) and kept off them (RESERVED after a preemption the mask stopped), and the
+    shortcuts the switches turn off are taken (a failure under a mask known before, a
+    could-preempt answer known before)."""
     from hypothesis import Phase, settings
 
+    import xce.core.session as session_module
+    from xce.alloc.planner import Planner
+
     seen: Counter[str] = Counter()
+    made: list[Planner] = []
+
+    class Recording(Planner):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
 
     @settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
     @given(reserved_preemption_docs())
@@ -979,8 +990,17 @@ def test_random_reserved_states_reach_both_sides_of_the_reservation() -> None:
             elif "a preemption would give it" in d.info.message:
                 seen["kept off by the reservation"] += 1
 
-    collect()
-    wanted = ("promised on a reserved host", "promised elsewhere", "kept off by the reservation")
+    with mock.patch.object(session_module, "Planner", Recording):
+        collect()
+    for planner in made:
+        seen.update(planner.reached)
+    wanted = (
+        "promised on a reserved host",
+        "promised elsewhere",
+        "kept off by the reservation",
+        "preemption under a mask failed before",
+        "could preempt known",
+    )
     assert all(seen[k] for k in wanted), seen
 
 
@@ -1125,8 +1145,14 @@ def _held(doc: dict[str, Any], result: SessionResult) -> dict[str, list[tuple[fl
 def test_preemptions_promises_and_plans_never_overbook_a_host(doc: dict[str, Any]) -> None:
     """Property: with preemption under a policy that plans, what running work (victims
     gone now), dispatches, promises and held plans take never exceeds a host's slots at
-    any instant (exact: checked at every interval's start)."""
-    result = run(state_from_dict(doc, "<planned>"))
+    any instant (exact: checked at every interval's start); and the shortcuts (the
+    failures under a plan check kept for the session among them) change no decision."""
+    state = state_from_dict(doc, "<planned>")
+    result = run(state)
+    off = run(state, cache=False, shortcuts=False, cursors=False, reuse_failures=False)
+    assert [
+        (d.job, d.info.reason if isinstance(d, Pending) else None) for d in result.decisions
+    ] == [(d.job, d.info.reason if isinstance(d, Pending) else None) for d in off.decisions]
     slots = {h["name"]: h["slots"] for h in doc["hosts"]}
     for host, spans in _held(doc, result).items():
         for t, _, _ in spans:
