@@ -16,6 +16,7 @@ from benchmarks import (
     bench_crowded,
     bench_interval,
     bench_predict,
+    bench_reservations,
     bench_resreq,
     bench_shapes,
     bench_sim,
@@ -34,6 +35,7 @@ SUITES = {
     "predict": bench_predict.run,
     "crowded": bench_crowded.run,
     "interval": bench_interval.run,
+    "reservations": bench_reservations.run,
 }
 
 

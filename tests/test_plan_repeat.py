@@ -26,9 +26,10 @@ POLICIES = ("conservative", "easy")
 PICKERS = ("fcfs", "strict", "fairshare")
 SHAPES = ("", "span[ptile=1]", "rusage[mem=3]", "select[mem>=3] rusage[mem=1]")
 
-# a step: time passed since the last session, jobs submitted (tasks, resreq, estimate),
-# whether the oldest running job finishes; then a session
-Step = tuple[float, list[tuple[int, str, float | None]], bool]
+# a step: time passed since the last session, jobs submitted (tasks, resreq, estimate,
+# and optionally the reservation it names), whether the oldest running job finishes;
+# then a session
+Step = tuple[float, list[tuple[Any, ...]], bool]
 
 
 @contextmanager
@@ -72,10 +73,11 @@ def drive(
     running = [r.id for r in state.running]
     for dt, submitted, finish in steps:
         now += dt
-        for tasks, resreq, estimate in submitted:
+        for tasks, resreq, estimate, *named in submitted:
+            reservation = named[0] if named else None
             job = PendingJob(
                 f"n{made}", "u", "normal", "default", tasks, tasks, resreq, now, None, 0,
-                requested_time=estimate,
+                requested_time=estimate, reservation=reservation,
             )  # fmt: skip
             made += 1
             core.apply(JobSubmitted(job))
@@ -90,15 +92,25 @@ def drive(
 
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> tuple[ClusterState, list[Step]]:
+def scenarios(draw: st.DrawFn, reservations: bool = False) -> tuple[ClusterState, list[Step]]:
     """A few hosts, running jobs with estimates (some past, some none), a queue of jobs
     of mixed shapes (one whose select reads availability), then sessions after small
-    steps of time (often not past any estimated end), submissions and finishes."""
+    steps of time (often not past any estimated end), submissions and finishes. With
+    ``reservations``, one or two advance reservations (opening or closing between
+    sessions, some admitting user u) and jobs naming one."""
     b = ClusterBuilder().at(0.0)
     n = draw(st.integers(2, 5))
     slots = draw(st.sampled_from((1, 2, 4)))
     for i in range(n):
         b.host(f"h{i}", slots, mem=8.0)
+    named: list[str | None] = [None]
+    windows = st.tuples(st.sampled_from((0.0, 2.0, 25.0, 160.0)), st.sampled_from((30.0, 300.0)))
+    some = st.lists(windows, min_size=1, max_size=2) if reservations else st.just([])
+    for k, (start, length) in enumerate(draw(some)):
+        hosts = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+        users = ["u"] if draw(st.booleans()) else None
+        b.reservation(f"r{k}", start, start + length, hosts=[f"h{h}" for h in hosts], users=users)
+        named.append(f"r{k}")
     for r, h in enumerate(draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))):
         b.running(
             f"r{r}",
@@ -108,9 +120,18 @@ def scenarios(draw: st.DrawFn) -> tuple[ClusterState, list[Step]]:
             requested_time=draw(st.none() | st.integers(1, 400).map(float)),
         )
     estimates = st.none() | st.integers(1, 300).map(float)
-    jobs = st.tuples(st.integers(1, n * slots), st.sampled_from(SHAPES), estimates)
-    for j, (tasks, resreq, estimate) in enumerate(draw(st.lists(jobs, min_size=1, max_size=7))):
-        b.job(f"j{j}", tasks, resreq=resreq, requested_time=estimate)
+    fields = [st.integers(1, n * slots), st.sampled_from(SHAPES), estimates]
+    if reservations:  # the reservation the job names, or none
+        fields.append(st.sampled_from(named + [None] * 3))
+    jobs = st.tuples(*fields)
+    for j, (tasks, resreq, estimate, *own) in enumerate(
+        draw(st.lists(jobs, min_size=1, max_size=7))
+    ):
+        user = "u" if reservations else None  # (u: whom some reservations admit)
+        named_one = own[0] if own else None
+        b.job(
+            f"j{j}", tasks, user=user, resreq=resreq, requested_time=estimate, reservation=named_one
+        )
     step = st.tuples(
         st.sampled_from((0.0, 1.0, 3.0, 20.0, 150.0)),
         st.lists(jobs, max_size=2),
@@ -132,6 +153,18 @@ def test_repeated_sessions_decide_as_fresh_ones(
     assert drive(state, steps, policy, True, picker) == fresh
 
 
+@given(case=scenarios(reservations=True), policy=st.sampled_from(POLICIES))
+@settings(max_examples=150, deadline=None)
+def test_repeated_sessions_beside_reservations_decide_as_fresh_ones(
+    case: tuple[ClusterState, list[Step]], policy: str
+) -> None:
+    """As above, beside advance reservations (their bounds end a repeat: next_change)
+    and jobs naming one (decided on their reservation's view: they stop a repeat)."""
+    state, steps = case
+    fresh = drive(state, steps, policy, False)
+    assert drive(state, steps, policy, True) == fresh
+
+
 def test_random_cases_repeat_plans() -> None:
     """The property above is not vacuous: over derandomized cases, sessions do repeat
     the last one's plans."""
@@ -145,6 +178,20 @@ def test_random_cases_repeat_plans() -> None:
         collect()
     assert repeated(made) > 0
     assert sum(p.reached["plan repeated from now"] for p in made) > 0
+
+
+def test_random_reserved_cases_repeat_plans() -> None:
+    """The reservations' property is not vacuous: sessions beside a reservation repeat
+    the last one's plans."""
+
+    @settings(max_examples=60, derandomize=True, database=None, phases=[Phase.generate])
+    @given(case=scenarios(reservations=True), policy=st.sampled_from(POLICIES))
+    def collect(case: tuple[ClusterState, list[Step]], policy: str) -> None:
+        drive(*case, policy, True)
+
+    with recorded_planners() as made:
+        collect()
+    assert repeated([p for p in made if p.reservations]) > 0
 
 
 def queue_behind_two_ends() -> ClusterState:
@@ -252,3 +299,30 @@ def test_a_job_without_estimate_planned_now_repeats_from_now() -> None:
     assert made[2].reached["plan repeated from now"] == 1
     assert made[2].reached["plan repeated"] == 2
     assert got == drive(state, steps, "conservative", False)
+
+
+def reserved_until_fifty() -> ClusterState:
+    """h0 busy until 100 (estimated); h1 in a maintenance window [20, 50); j1 needs both
+    hosts (planned at 100), j2 one host for 30 s (its run would meet the window until
+    the window closes)."""
+    b = ClusterBuilder().at(0.0)
+    b.host("h0", 1).host("h1", 1)
+    b.running("r0", {"h0": 1}, start_time=0.0, requested_time=100.0)
+    b.reservation("maint", 20.0, 50.0, hosts=["h1"])
+    b.job("j1", 2, requested_time=50.0)
+    b.job("j2", 1, requested_time=30.0)
+    return b.build()
+
+
+def test_a_reservation_bound_between_sessions_stops_the_repeat() -> None:
+    """The window [20, 50) keeps j2 off h1 at 0, 5 and 25, and those sessions repeat
+    (no estimated end or window bound between them but 20, which the session at 25 is
+    past: it plans afresh). At 55 the window has closed: j2 starts on h1, where a repeat
+    of the session at 25 would have left it planned at 50, in the past."""
+    steps: list[Step] = [(0.0, [], False), (5.0, [], False), (20.0, [], False)]
+    steps += [(5.0, [], False), (25.0, [], False)]
+    with recorded_planners() as made:
+        got = drive(reserved_until_fifty(), steps, "conservative", True)
+    assert [p.reached["plan repeated"] for p in made] == [0, 0, 0, 2, 0]
+    assert [k[:2] for k in got[4]] == [("pend", "j1"), ("run", "j2")]
+    assert got == drive(reserved_until_fifty(), steps, "conservative", False)

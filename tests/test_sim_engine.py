@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import ClusterBuilder
 from strategies import Scenario, scenarios
 from test_sim_properties import timed_scenarios
 from xce.alloc import Dispatched, Pending, PendReason
-from xce.cluster import ClusterState, load_state
+from xce.cluster import AdvanceReservation, ClusterState, PendingJob, load_state
 from xce.core import Session
 from xce.sim.clusters import uniform_cluster
 from xce.sim.engine import SimOptions, SimResult, Simulation, verify
@@ -546,6 +546,60 @@ def test_shortcuts_give_the_same_records_on_random_mixes(
     records of the default, on random clusters, requirement mixes and queues."""
     scenario, jobs = case
     _same_records(scenario.state, jobs, picker=picker, single_queue=single)
+
+
+@st.composite
+def reserved_scenarios(draw: st.DrawFn) -> tuple[ClusterState, list[SimJob]]:
+    """A timed scenario whose cluster has one or two advance reservations: some hosts,
+    windows opening and closing while the jobs come and run, some admitting a user."""
+    scenario, jobs = draw(timed_scenarios())
+    state = scenario.state
+    n = state.hosts.n
+    reservations = []
+    for k in range(draw(st.integers(1, 2))):
+        hosts = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+        start = float(draw(st.integers(0, 60)))
+        users = draw(st.none() | st.just((jobs[0].user,)))
+        length = float(draw(st.sampled_from((3, 10, 40))))
+        reservations.append(
+            AdvanceReservation(f"r{k}", tuple(sorted(hosts)), start, start + length, users)
+        )
+    return replace(state, reservations=tuple(reservations)), jobs
+
+
+class _Incremental(Simulation):
+    """Counts the sessions that tried only the jobs that could start (the shortcut)."""
+
+    shortcut_sessions = 0
+
+    def _candidates(self) -> tuple[list[PendingJob], set[str]]:
+        _Incremental.shortcut_sessions += 1
+        return super()._candidates()
+
+
+@given(case=reserved_scenarios(), picker=st.sampled_from(("fcfs", "strict")), single=st.booleans())
+def test_shortcuts_give_the_same_records_beside_reservations(
+    case: tuple[ClusterState, list[SimJob]], picker: str, single: bool
+) -> None:
+    """Advance reservations keep the session shortcuts exact: a window's bounds make a
+    full session, and between them a job kept out stays out (Simulation._incremental)."""
+    state, jobs = case
+    _same_records(state, jobs, picker=picker, single_queue=single)
+
+
+def test_random_reserved_cases_take_the_shortcut() -> None:
+    """The property above is not vacuous: its cases run sessions that try only the new
+    jobs while a reservation is in force or ahead."""
+    _Incremental.shortcut_sessions = 0
+
+    @settings(max_examples=40, derandomize=True, database=None, deadline=None)
+    @given(case=reserved_scenarios())
+    def collect(case: tuple[ClusterState, list[SimJob]]) -> None:
+        state, jobs = case
+        _Incremental(state, jobs, SimOptions(plain_replay=False)).run()
+
+    collect()
+    assert _Incremental.shortcut_sessions > 0
 
 
 @given(

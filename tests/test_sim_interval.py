@@ -8,8 +8,8 @@ record, the timeline and ``metrics.json``. The random cases mix pickers, backfil
 plans (``easy``, ``conservative``), queues that preempt, jobs overrunning their estimates
 (time alone then moves a plan), jobs without estimates, selects that can turn true as
 resources fall, begin times and accrue times, multifactor (whose order moves with time
-alone), and intervals whose multiples fall between, and on, event times; a
-second test checks they reach every branch of the shortcut. Hand-made cases pin what
+alone), advance reservations (their bounds are events; some admit a user), and
+intervals whose multiples fall between, and on, event times; a second test checks they reach every branch of the shortcut. Hand-made cases pin what
 the replay visits: no more instants at ``--interval 0.001`` than at 1.
 """
 
@@ -59,6 +59,8 @@ class Case:
     interval: float
     jobs: tuple[SimJob, ...]
     priority: tuple[tuple[str, object], ...] = tuple(PRIORITY.items())  # multifactor's
+    # advance reservations: (hosts, start, end, whether user u1 may use it)
+    reservations: tuple[tuple[tuple[int, ...], float, float, bool], ...] = ()
 
     def state(self) -> ClusterState:
         b = ClusterBuilder()
@@ -67,6 +69,9 @@ class Case:
         runtime = {"default_runtime": self.default_runtime} if self.default_runtime else {}
         b.queue("lo", 0, **runtime)
         b.queue("hi", 10, preempts=["lo"] if self.preempting else (), **runtime)
+        for k, (hosts, start, end, admits) in enumerate(self.reservations):
+            names = [f"h{i}" for i in hosts]
+            b.reservation(f"r{k}", start, end, hosts=names, users=["u1"] if admits else None)
         if self.picker != "multifactor":
             return b.build()
         data = b.to_dict()
@@ -103,6 +108,12 @@ def cases(draw: st.DrawFn) -> Case:
                 nice=draw(st.sampled_from((0, 0, 0, 150))),
             )
         )
+    reservations = []
+    for _ in range(draw(st.sampled_from((0, 0, 1, 2)))):
+        on = draw(st.lists(st.integers(0, len(hosts) - 1), min_size=1, unique=True))
+        start = draw(st.sampled_from(TIMES))
+        length = draw(st.sampled_from((2.5, 8.0, 30.0)))
+        reservations.append((tuple(sorted(on)), start, start + length, draw(st.booleans())))
     return Case(
         hosts,
         draw(st.sampled_from(PICKERS)),
@@ -111,6 +122,7 @@ def cases(draw: st.DrawFn) -> Case:
         draw(st.sampled_from((None, None, 4.0, 50.0))),
         draw(st.sampled_from(INTERVALS)),
         tuple(jobs),
+        reservations=tuple(reservations),
     )
 
 
@@ -231,6 +243,8 @@ def test_random_cases_reach_every_branch() -> None:
         seen.update(sim.seen)
         if result.stats.idle_skipped:
             seen["skipped, " + ("planned" if case.backfill else "unplanned")] += 1
+            if case.reservations:
+                seen["skipped beside a reservation, " + (case.backfill or "none")] += 1
             if case.picker == "multifactor" and case.backfill:
                 seen["skipped, planned, clocked picker"] += 1
 
@@ -245,6 +259,9 @@ def test_random_cases_reach_every_branch() -> None:
         "quiet for ever, clocked picker",
         "quiet until, clocked picker",
         "skipped, planned, clocked picker",
+        "skipped beside a reservation, none",
+        "skipped beside a reservation, easy",
+        "skipped beside a reservation, conservative",
         "left for the next event",
         "queued",
         "resumed after an event",

@@ -823,10 +823,15 @@ class Planner:
 
     def next_change(self) -> float:
         """The first instant after now at which availability changes, of the hosts or
-        of the shared resources (inf: none; reservation bounds are not counted)."""
-        out = math.inf
+        of the shared resources, or an advance reservation's window opens or closes
+        (inf: none)."""
+        now = self.now
+        out = min(
+            (t for r in self.reservations.values() for t in (r.start, r.end) if t > now),
+            default=math.inf,
+        )
         for times in (self.profile.times(), self.shared.times()):
-            i = int(np.searchsorted(times, self.now, side="right"))
+            i = int(np.searchsorted(times, now, side="right"))
             if i < len(times):
                 out = min(out, float(times[i]))
         return out

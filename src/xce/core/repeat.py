@@ -15,9 +15,13 @@ Why a repeated job decides the same at ``t1`` (all of these are checked):
 - The state is the one the job saw at ``t0``: only jobs picked before every pending
   job started at ``t0`` (so each pending job saw all of them), nothing ended, no host,
   queue, limit or shared resource changed (the core says so: only submissions and those
-  starts were applied), no advance reservation, no preemption.
+  starts were applied), no preemption. An advance reservation's window opens and closes
+  with time alone: its bounds count among the instants below, and between two of them
+  what it keeps from a job only grows as time passes (a run from ``t1`` overlaps every
+  window one from ``t0`` did, and must end by the same end of its own reservation).
 - The profile is the same from ``t1`` on: a running job's end at or before ``t0`` is
-  "now" at both; no end, no planned start or end falls in ``(t0, t1]``; the jobs started
+  "now" at both; no end, no planned start or end, no reservation bound falls in
+  ``(t0, t1]``; the jobs started
   at ``t0`` give back at the same estimated ends. Each hold before the job is the same
   (by induction), so are the candidate instants after ``t1`` and the views on them.
 - The job cannot start now, nor at ``t1``: its placement can only stop succeeding as
@@ -30,6 +34,9 @@ Why a repeated job decides the same at ``t1`` (all of these are checked):
   ``t0`` on the hosts it was hinted keeps that hint.
 
 A repeated RESERVED pend's message is made again (it names the end of the job's run).
+A job naming a reservation stops the repeat: it is decided on a view of its
+reservation's hosts, not by the allocator on the books, and while it waits for the
+window its message names times from now; it is decided again, as is every job after it.
 """
 
 from __future__ import annotations
@@ -87,7 +94,7 @@ class PlanMemory:
         """Start a session at ``now``. ``since``: the starts applied since the last
         session, when nothing else but submissions changed the state (None: unknown).
         ``usable``: the session may repeat and be repeated (planned, shortcuts on, no
-        reservation, no queue that preempts, every plan read)."""
+        queue that preempts, every plan read)."""
         last, self._last = self._last, None
         self._repeating, self._at = None, 0
         self._record = [] if usable else None
@@ -117,6 +124,7 @@ class PlanMemory:
             or entry is None
             or entry.job is not job
             or entry.blocked_by != blocked_by
+            or entry.job.reservation is not None  # decided on its reservation's view
             or not _same_hosts(entry.hint, hint)
             or not self._plan_repeats(entry)
         ):

@@ -677,7 +677,6 @@ class Session:
             not threads
             and self.allocator.options.shortcuts
             and self._report is None
-            and not state.reservations
             and not any(q.preempts for q in state.queues.values())
             and self._gates is None  # a gate opens with time, not only with resources
             and type(self._planner) is Planner  # a policy's own rules: not proven to repeat

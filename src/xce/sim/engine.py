@@ -127,6 +127,7 @@ __all__ = [
 SlotArray = npt.NDArray[np.int64]
 
 _FINISH, _SUBMIT, _SESSION, _OUTLIVED, _WAKE, _BEGIN = 0, 1, 2, 3, 4, 5
+_EDGE = "reservation"  # a session event's "job" at an advance reservation's bound
 _BATCH = 64  # pending jobs per strict batch (see Simulation._strict_in_batches)
 _ORDER_SCAN = 256  # instants a quiet under a ClockedPicker looks ahead (_order_quiet)
 
@@ -342,7 +343,7 @@ class Simulation:
         for r in self.core.state.reservations:  # a window opening or closing changes plans
             for edge in (r.start, r.end):
                 if math.isfinite(edge):
-                    self._push(edge, _SESSION, "")
+                    self._push(edge, _SESSION, _EDGE)
         self._initial = list(self.core.state.running)
         for run in self._initial:
             if run.runtime is not None:
@@ -499,6 +500,8 @@ class Simulation:
             else:
                 self._session_queued, due = False, True
                 self._last_grid = now
+                if job_id == _EDGE:  # a window opened or closed: a full session
+                    self._freed = True
         return due, applied
 
     def _outlived(self, job_id: str, now: float) -> None:
@@ -696,9 +699,12 @@ class Simulation:
     # --- sessions --------------------------------------------------------------------
     def _incremental(self) -> bool:
         """The exact session shortcuts apply: every queue's picker and backfill policy
-        allows them, and no advance reservation is in force (its window opens and closes
-        as time passes, with nothing freed)."""
-        if not (self.options.incremental and self.options.fast_paths) or self.core.reservations:
+        allows them. Advance reservations keep them exact: a window opening or closing
+        is an event that makes the next session a full one, and between two bounds what
+        the reservations keep from a job only grows as time passes (its run overlaps
+        every window an earlier run did; a replay's job names none), so a job that could
+        not start at the last session cannot now either."""
+        if not (self.options.incremental and self.options.fast_paths):
             return False
         seen = len(self._queues_seen)  # queues only ever join this set; their traits stay
         if self._all_monotone is None or self._all_monotone[0] != seen:
@@ -727,14 +733,19 @@ class Simulation:
         self._last_planned = None
         self._last_session = now
         tried: set[str] | None = None  # strict queues tried whole (None: every one)
+        # beside an advance reservation every session plans, and a full one decides
+        # every pending job: a shortcut's untried new jobs are noted as pending then
+        new = list(self._new) if incremental and core.reservations else []
         if incremental and not self._freed:
             jobs, tried = self._candidates()
             if not jobs:
                 self._new.clear()
+                self._note_untried(new)
                 return
             result = core.run_session(jobs=jobs, skip_blocked=True, now=now)
         elif incremental and self._strict_one_level():
             self._strict_in_batches(now)
+            self._note_untried(new)
             return
         elif incremental and not any(
             self._picker(q).blocks_queue_at_head for q in self._queues_seen
@@ -763,7 +774,17 @@ class Simulation:
         if planned:
             self._note_plans(now, result.decisions, changed)
         self._apply(result.decisions, now, planned=planned)
+        self._note_untried(new)
         self._settle(tried)
+
+    def _note_untried(self, new: list[PendingJob]) -> None:
+        """The first decision of each job in ``new`` that a shortcut session did not try
+        and that pends: planned beside a reservation, with no plan (as a full session,
+        which decides every pending job, would have noted it)."""
+        plans = self._planned
+        for job in new:
+            if job.id not in plans and self.core.pending(job.id) is not None:
+                plans[job.id] = (None, False)
 
     # --- idle sessions (xce.sim.idle) ---------------------------------------------------
     def _idle(self, now: float) -> bool:
@@ -816,7 +837,7 @@ class Simulation:
         """Until when the last planned session's plans hold with nothing happening
         (xce.sim.idle.quiet_until), under the module's conditions (else -inf)."""
         core = self.core
-        if core.reservations or self._volatile:
+        if self._volatile:
             return -math.inf
         policies = {core.backfill_for(q) for q in self._queues_seen}
         if any(getattr(p, "planner", None) is not None for p in policies):
@@ -1017,7 +1038,8 @@ class Simulation:
                 result = core.run_session(jobs=batch, skip_blocked=True, now=now)
                 self._count(result.stats, session=first)
                 first = False
-                self._apply(result.decisions, now)
+                # (planned beside an advance reservation: each start's planned start noted)
+                self._apply(result.decisions, now, planned=result.stats.now is not None)
                 tried.update(j.id for j in batch)
                 for decision in result.decisions:
                     waiting = core.pending(decision.job)

@@ -13,10 +13,12 @@ replay at every event time does, however small the interval.
 Why an idle session decides as the last one, at ``t0``, did (each point is checked):
 
 - The state is the one the last session saw: nothing was submitted, ended or preempted
-  since, and it started nothing; no advance reservation exists (its window opens and
-  closes with time alone). A gate that opens with time alone (a jobs file's begin time,
-  an ``after:X+M`` dependency) opens at an event of its own, which makes the next
-  session not idle.
+  since, and it started nothing. A gate that opens with time alone (a jobs file's begin
+  time, an ``after:X+M`` dependency) opens at an event of its own, which makes the next
+  session not idle; so does an advance reservation's window opening or closing. Between
+  two bounds a reservation only keeps more from a job as time passes (a run from ``t1``
+  overlaps every window one from ``t0`` did; a replay's job names no reservation), so it
+  changes none of the points below.
 - The session picks the jobs in the order the last one did. A queue's picker may order
   by the session's time (a :class:`~xce.core.pickers.ClockedPicker`: ``multifactor``'s
   age, which starts at a job's accrue or begin time and stops at ``PriorityMaxAge``, its
