@@ -11,6 +11,7 @@ from typing import Any
 from builders import ClusterBuilder
 from xce.alloc import Decision, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, state_from_dict
+from xce.cluster.deadlock import dependency_cycle
 
 __all__ = ["by_id", "flow_doc", "flow_state", "pending", "planned", "ran"]
 
@@ -62,3 +63,14 @@ def ran(d: Decision) -> list[int]:
     """The hosts (indices) of a dispatched decision (asserting it is one)."""
     assert isinstance(d, Dispatched), d
     return sorted(c.host for c in d.allocation.claims)
+
+
+def acyclic(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the dependency dropped from each job that closes a cycle (random
+    documents draw them; a state file with one is refused: tests/test_dependency_cycles.py)."""
+    jobs = doc.get("jobs", [])
+    while (
+        found := dependency_cycle([(str(j["id"]), j.get("dependency")) for j in jobs])
+    ) is not None:
+        del jobs[found[0]]["dependency"]
+    return doc

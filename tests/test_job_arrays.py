@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import ClusterBuilder
-from flow_states import by_id, flow_state, pending, planned, ran
+from flow_states import acyclic, by_id, flow_state, pending, planned, ran
 from strategies import scenarios
 from xce.alloc import AllocOptions, Decision, Dispatched, PendReason
 from xce.cluster import ClusterState, PendingJob, state_from_dict
@@ -435,7 +435,7 @@ def flow_docs(draw: st.DrawFn) -> dict[str, Any]:
             job["begin_time"] = draw(st.sampled_from([20, 50]))
         elif what == "dep":
             job["dependency"] = f"afterany:{draw(st.sampled_from(ids))}"
-    return doc
+    return acyclic(doc)
 
 
 @given(flow_docs(), st.integers(1, 3))

@@ -26,7 +26,7 @@ from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 from builders import ClusterBuilder, reserved_victim_site
-from flow_states import flow_doc, flow_state
+from flow_states import acyclic, flow_doc, flow_state
 from strategies import USERS, scenarios
 from xce.alloc import Decision, Dispatched, Pending, PendReason
 from xce.cluster import ClusterState, estimate, state_from_dict
@@ -525,7 +525,7 @@ def replay_docs(
             task = draw(st.booleans())  # a running job is a task of this record
             if free and task:
                 draw(st.sampled_from(free))["array_job"] = str(job["id"])
-    return doc
+    return acyclic(doc)
 
 
 @st.composite

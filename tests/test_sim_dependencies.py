@@ -205,6 +205,25 @@ def test_failed_must_be_true_or_false(tmp_path: Path, name: str, text: str, wher
     assert "failed must be true or false" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("w.yaml", "jobs:\n  - {id: a, runtime: 5, bogus: 1}\n"),
+        ("w.yaml", "jobs:\n  - {id: a, runtime: 5, failed: true, bogus: 1}\n"),
+        ("w.jsonl", '{"id": "a", "runtime": 5, "bogus": 1}\n'),
+    ],
+)
+def test_an_unknown_key_lists_failed_among_the_keys_a_job_may_have(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = xce("--workload", path, "--hosts", "1")
+    assert result.exit_code == 2
+    assert 'unknown key "bogus"; expected one of: id, ' in result.stderr
+    assert ", accrue_time, failed\n" in result.stderr
+
+
 BAD_DEPENDENCIES = {
     "unknown": ([{"id": "a", "dependency": "afterok:zz"}], "names job 'zz', which is not in", 1),
     "itself": ([{"id": "a"}, {"id": "b", "dependency": "afterany:b"}], "names the job itself", 2),
@@ -232,13 +251,13 @@ def test_bad_dependencies_exit_2_at_their_line(
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
     result = xce("--workload", path, "--hosts", "1")
     assert result.exit_code == 2, result.stderr
-    assert result.stderr.startswith(f"xce: error: {path}:{line}: workload: job ")
+    assert result.stderr.startswith(f"xce: error: {path}:{line}:")
     assert message in result.stderr
     yaml_path = tmp_path / "w.yaml"
     yaml_path.write_text("jobs:\n" + "".join(f"  - {json.dumps(e)}\n" for e in entries), "utf-8")
     result = xce("--workload", yaml_path, "--hosts", "1")
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"xce: error: {yaml_path}:{line + 1}: workload: job ")
+    assert result.stderr.startswith(f"xce: error: {yaml_path}:{line + 1}:")
     assert message in result.stderr
 
 

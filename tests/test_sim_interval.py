@@ -9,8 +9,9 @@ plans (``easy``, ``conservative``), queues that preempt, jobs overrunning their 
 (time alone then moves a plan), jobs without estimates, selects that can turn true as
 resources fall, begin times and accrue times, multifactor (whose order moves with time
 alone), advance reservations (their bounds are events; some admit a user), and
-intervals whose multiples fall between, and on, event times; a second test checks they reach every branch of the shortcut. Hand-made cases pin what
-the replay visits: no more instants at ``--interval 0.001`` than at 1.
+intervals whose multiples fall between, and on, event times; a second test checks they
+reach every branch of the shortcut. Hand-made cases pin what the replay visits: no more
+instants at ``--interval 0.001`` than at 1.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, cast, overload
 
 import msgspec
 import numpy as np
@@ -32,6 +32,7 @@ from xce.cluster.schema import (
     JobSpec,
     SpecError,
     StateSpec,
+    check_dependency_cycles,
     check_spec,
     check_text,
     clip,
@@ -491,6 +492,14 @@ def _check_jobs(
             continue
         kept.append(job)
         kept_orders.append(i)
+    while True:  # a cycle of dependencies: its first entry is left out, and so on
+        try:
+            check_dependency_cycles(kept, kept_orders)
+            break
+        except SpecError as err:
+            i = kept_orders.index(cast(int, err.path[1]))
+            faults[kept_orders.pop(i)] = err
+            kept.pop(i)
     return msgspec.structs.replace(spec, jobs=kept), kept_orders
 
 

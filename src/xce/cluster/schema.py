@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 
+from xce.cluster.deadlock import dependency_cycle
 from xce.cluster.jobflow import SyntaxProblem, parse_array, parse_dependency
 from xce.errors import InputError, clip
 from xce.inputs import MAX_DEPTH, MAX_HOST_SLOTS, MAX_TASKS
@@ -38,6 +39,7 @@ __all__ = [
     "SharedSpec",
     "SpecError",
     "StateSpec",
+    "check_dependency_cycles",
     "check_job_flow",
     "check_job_reservation",
     "check_replay_time",
@@ -367,6 +369,7 @@ def check_spec(spec: StateSpec) -> None:
         check_job_reservation(job, ("jobs", i), spec.reservations)
         check_job_flow(job, ("jobs", i))
         _check_also_queues(job, ("jobs", i))
+    check_dependency_cycles(spec.jobs)
     _check_array_ids(spec)
     _check_now(spec)
     _check_timezone(spec.timezone)
@@ -506,6 +509,15 @@ def _check_also_queues(job: JobSpec, at: DocPath) -> None:
             what = "its own queue" if entry.queue == job.queue else "given twice"
             raise SpecError((*at, "also_queues", k, "queue"), f"{quote(entry.queue)} is {what}")
         seen.add(entry.queue)
+
+
+def check_dependency_cycles(jobs: list[JobSpec], at: list[int] | None = None) -> None:
+    """No pending job waits, through others, for itself (xce.cluster.deadlock); the
+    error is at the first job of the cycle (``at``: each job's entry index)."""
+    found = dependency_cycle([(str(j.id), j.dependency) for j in jobs])
+    if found is not None:
+        i, message = found
+        raise SpecError(("jobs", at[i] if at is not None else i, "dependency"), message)
 
 
 def _check_array_ids(spec: StateSpec) -> None:

@@ -21,9 +21,18 @@ import yaml
 from xce.cluster.yaml_stream import TooDeep, YamlTree, parse
 from xce.errors import InputError
 
-__all__ = ["FAILED", "as_written", "take_failed", "take_failed_item"]
+__all__ = ["FAILED", "as_written", "expected_keys", "take_failed", "take_failed_item"]
 
 FAILED = "failed"
+_JOB_KEYS = "; expected one of: id, "  # how the state loader lists a job's keys
+
+
+def expected_keys(message: str) -> str:
+    """A state loader's message about an unknown key of a job, with the keys a jobs
+    file has beyond a state file's (``failed``) among those it expects."""
+    if message.startswith("unknown key") and _JOB_KEYS in message:
+        return f"{message}, {FAILED}"
+    return message
 
 
 def take_failed(text: str, source: str) -> tuple[str, dict[int, bool]]:

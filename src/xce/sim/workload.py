@@ -39,7 +39,7 @@ from xce.inputs import read_input_text
 from xce.sim.checks import qos_problem
 from xce.sim.files import SYNTHETIC
 from xce.sim.flow import FlowError, check_flow
-from xce.sim.jobkeys import as_written, take_failed, take_failed_item
+from xce.sim.jobkeys import as_written, expected_keys, take_failed, take_failed_item
 from xce.sim.model import KEPT_FOR_THE_CORE, SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
@@ -223,9 +223,15 @@ def load_jobs_file(
     try:
         state = state_from_text(text, source, fmt, check_resreq=check)
     except InputError as err:
-        if text is written:
+        shown = err if text is written else as_written(err, written, text)
+        if expected_keys(shown.message) != shown.message:
+            shown = InputError(
+                expected_keys(shown.message), source=shown.source, path=shown.path,
+                line=shown.line, column=shown.column, text=shown.text,
+            )  # fmt: skip
+        if shown is err:
             raise
-        raise as_written(err, written, text) from None
+        raise shown from None
     try:
         jobs = [
             _sim_job(j, source, f"jobs[{i}]", failed=failed.get(i, False))
@@ -363,7 +369,8 @@ def _jsonl_error(err: InputError, line: str, item: object, number: int, source: 
     else:  # the key's column in the line (slow, PyYAML: only for an error)
         found = _key_mark(_line_node(line), path)
         column = found[1] if found is not None else None
-    return InputError(err.message, source=source, path=path, line=number, column=column, text=text)
+    message = expected_keys(err.message)
+    return InputError(message, source=source, path=path, line=number, column=column, text=text)
 
 
 def _column_in_line(line: str, item: object, err: InputError) -> int | None:
