@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from xce.alloc import Dispatched, Pending
+from xce.alloc import Dispatched, Pending, PendReason
 from xce.cluster import state_from_dict
 from xce.core import SchedulerCore
 from xce.core.events import JobStarted
@@ -85,6 +85,28 @@ def test_waiting_it_keeps_its_earliest_plan_and_holds_each() -> None:
     assert isinstance(got["k"], Pending)
     assert got["k"].plan is not None
     assert got["k"].plan.start == 150
+
+
+def test_it_is_never_runnable_only_when_no_queue_could_run_it() -> None:
+    """Its own queue, picked first, could never run it (5 tasks, host a has 4), while
+    qb's entry waits for b (5 slots, one busy): it pends for slots, in queue qb, and the
+    hosts' breakdown is that entry's. With qb unable too, NEVER_RUNNABLE as
+    its own entry says."""
+    hosts = [HOSTS[0], {**HOSTS[1], "slots": 5}]
+    busy = [{"id": "r", "queue": "qb", "alloc": [{"host": "b", "slots": 1}]}]
+    doc = two_queues({"id": "j", "tasks": 5}, running=busy)
+    doc["hosts"] = hosts
+    doc["queues"] = {"qa": {"priority": 3}, "qb": {"priority": 2}}  # qa's entry first
+    got = decide(doc)["j"]
+    assert isinstance(got, Pending)
+    assert got.info.reason is PendReason.NOT_ENOUGH_SLOTS
+    assert got.info.message.startswith("in queue qb: ")
+    assert got.info.hosts == {"SELECT": 1, "NOT_ENOUGH_SLOTS": 1}
+    doc["jobs"][0]["tasks"] = 6  # more than any host of either queue holds
+    got = decide(doc)["j"]
+    assert isinstance(got, Pending)
+    assert got.info.reason is PendReason.NEVER_RUNNABLE
+    assert not got.info.message.startswith("in queue")
 
 
 @pytest.mark.parametrize("threads", [False, True])

@@ -106,13 +106,24 @@ def _fold_entries(
 
 
 def _winner(group: list[Decision]) -> Decision:
+    """The job's decision from its entries' (its own queue's first): a start; else the
+    earliest plan; else its own entry's pend, unless that one can never run and another
+    entry can: then the first such, its message saying in which queue (a job is never
+    runnable only when none of its queues could ever run it)."""
     started = [d for d in group if isinstance(d, Dispatched)]
     if started:
         return started[0]
     planned = [d for d in group if isinstance(d, Pending) and d.plan is not None]
     if planned:
         return min(planned, key=lambda d: d.plan.start if d.plan is not None else math.inf)
-    return group[0]
+    first = group[0]
+    if not isinstance(first, Pending) or first.info.reason is not PendReason.NEVER_RUNNABLE:
+        return first
+    for d in group[1:]:
+        if isinstance(d, Pending) and d.info.reason is not PendReason.NEVER_RUNNABLE:
+            queue = d.job.rpartition("@")[2]
+            return replace(d, info=replace(d.info, message=f"in queue {queue}: {d.info.message}"))
+    return first
 
 
 def _fold_arrays(
