@@ -147,6 +147,19 @@ def test_json_prints_the_metrics_object(written: tuple[Path, Path, str]) -> None
     assert printed["trace"]["skipped"] == {}
 
 
+def test_metrics_name_the_predictor_and_what_backfill_planned_with(tmp_path: Path) -> None:
+    """With --predictor, metrics.json says which one and what backfill planned with,
+    right after the policy; without one it has neither key."""
+    trace = tmp_path / "t.swf"
+    trace.write_text(swf_text(), encoding="utf-8")
+    base = ("--workload", trace, "--backfill", "easy")
+    with_one = metrics_of(*base, "--predictor", "history", "--backfill-with", "predicted")
+    assert list(with_one)[:3] == ["policy", "predictor", "backfill_with"]
+    assert (with_one["predictor"], with_one["backfill_with"]) == ("history", "predicted")
+    assert metrics_of(*base, "--predictor", "fraction:0.5")["backfill_with"] == "requested"
+    assert not {"predictor", "backfill_with"} & set(metrics_of(*base))
+
+
 def test_timing_stays_out_of_metrics_json(written: tuple[Path, Path, str]) -> None:
     """Wall and allocation times vary run to run, and the scheduler's work (sessions,
     decisions, cache hits) with the exact shortcuts: they go to timing.json."""

@@ -166,7 +166,10 @@ def simulate(
     verify(result, replayed)
     warn(result.warnings)
     policy = policy_text(state, picker, preemptor, backfill)
-    data = {"policy": policy, **metrics(result, trace)}
+    learned = {}  # what the replay predicted with, and what its backfill planned with
+    if replay.predictor is not None:
+        learned = {"predictor": replay.predictor, "backfill_with": replay.backfill_with}
+    data = {"policy": policy, **learned, **metrics(result, trace)}
     written = (
         _write(
             out_dir,
