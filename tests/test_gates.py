@@ -10,6 +10,7 @@ Hosts are ``h0``, ``h1``, ... so a host's number is its index in allocations.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -553,3 +554,69 @@ def test_a_dependency_on_an_entry_lenient_left_out_never_holds(tmp_path: Any) ->
         assert j3.info.reason is PendReason.DEPENDENCY
         assert "j1 is an INVALID entry, left out: it never runs" in j3.info.message
         assert isinstance(got["j5"], Dispatched)  # an id no entry has: ended, as before
+
+
+def test_a_snapshot_keeps_the_entries_left_out(tmp_path: Any) -> None:
+    """A lenient load's INVALID ids are written as left_out by a snapshot (of the state,
+    and of xce schedule's core), so a reload still keeps a job depending on one waiting
+    (before, the id was gone, and counted as a job that had ended: j3 was dispatched)."""
+    from xce.cluster import load_state
+    from xce.core.snapshot import state_to_dict
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "hosts: [{name: a, slots: 4}]\njobs:\n"
+        "  - {id: j1, tasks: two}\n"
+        "  - {id: j3, tasks: 2, dependency: 'afterok:j1'}\n",
+        encoding="utf-8",
+    )
+    state, _ = load_state(path, lenient=True)
+    for saved in (state_to_dict(state), state_to_dict(SchedulerCore(state).state)):
+        assert saved["left_out"] == ["j1"]
+        again = state_from_dict(saved, "<snapshot>")
+        (j3,) = Session(again).run().decisions
+        assert isinstance(j3, Pending)
+        assert j3.info.reason is PendReason.DEPENDENCY
+        assert "j1 is an INVALID entry" in j3.info.message
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        ({"left_out": ["j1"], "jobs": [{"id": "j1"}]}, "jobs[0].id"),
+        ({"left_out": ["j1", "j1"]}, "left_out[1]"),
+        ({"left_out": [""]}, "left_out[0]"),
+    ],
+)
+def test_left_out_ids_are_no_jobs_of_the_state(doc: dict[str, Any], where: str) -> None:
+    from xce.errors import StateError
+
+    with pytest.raises(StateError, match=re.escape(where)):
+        state_from_dict({"hosts": [{"name": "a", "slots": 1}], **doc}, "<s>")
+
+
+def test_an_entry_left_out_as_a_duplicate_leaves_its_id_to_the_job_that_has_it(
+    tmp_path: Any,
+) -> None:
+    """Found by the state fuzzer: a job entry with a running job's id is INVALID (a
+    duplicate), but the id is the running job's: not left out, so a snapshot loads back
+    and a job waiting for it waits for the running job, not for ever."""
+    from xce.cluster import load_state
+    from xce.core.snapshot import state_to_dict
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "hosts: [{name: a, slots: 4}]\n"
+        "running: [{id: r1, alloc: [{host: a, slots: 1}], requested_time: 50}]\n"
+        "jobs:\n"
+        "  - {id: r1, tasks: 1}\n"
+        "  - {id: j3, tasks: 1, dependency: 'afterok:r1'}\n",
+        encoding="utf-8",
+    )
+    state, invalid = load_state(path, lenient=True)
+    assert [i.id for i in invalid] == ["r1"]
+    assert state.left_out == frozenset()
+    again = state_from_dict(state_to_dict(state), "<snapshot>")
+    (j3,) = Session(again).run().decisions
+    assert isinstance(j3, Pending)
+    assert "INVALID" not in j3.info.message

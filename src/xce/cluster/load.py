@@ -362,7 +362,11 @@ def _lenient(doc: _Document, check: RequirementCheck | None) -> LenientState:
         entry = _entry(raw, i)
         name = names.get(i) or _raw_id(entry) or format_path(("jobs", i))
         invalid.append(InvalidJob(name, i, doc.error(faults[i]), _printable(entry, i)))
-    state = dataclasses.replace(state, left_out=frozenset(j.id for j in invalid))
+    # the ids no job of the state has (an entry left out as a duplicate of one does not
+    # make it INVALID), and those an earlier load left out
+    present = {r.id for r in state.running} | {j.id for j in state.jobs}
+    left_out = state.left_out | ({j.id for j in invalid} - present)
+    state = dataclasses.replace(state, left_out=left_out)
     return LenientState(state, tuple(invalid))
 
 
@@ -467,7 +471,8 @@ def _check_jobs(
 ) -> tuple[StateSpec, list[int]]:
     """The checks of :func:`check_spec` on job entries, one entry at a time: a duplicate
     id (of running work or of any earlier entry) and contradicting task counts."""
-    seen = {str(r.id): f"running[{i}]" for i, r in enumerate(spec.running)}
+    seen = {x: f"left_out[{i}]" for i, x in enumerate(spec.left_out)}
+    seen.update({str(r.id): f"running[{i}]" for i, r in enumerate(spec.running)})
     decoded = dict(zip(orders, spec.jobs, strict=True))
     raw = doc.raw_jobs() if faults else []
     kept: list[JobSpec] = []

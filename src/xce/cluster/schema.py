@@ -299,6 +299,9 @@ class StateSpec(_Spec):
     timezone: str | None = None  # IANA zone of times shown to a person (default UTC)
     scheduler_resolution: Annotated[float, msgspec.Meta(ge=0, le=_BIG)] | None = None
     priority: PrioritySpec | None = None  # the multifactor picker's (docs/priority.md)
+    # ids of job entries a lenient load left out (INVALID), kept by a snapshot: they never
+    # run, so a dependency on one never holds
+    left_out: list[Annotated[str, msgspec.Meta(min_length=1)]] = []
 
 
 class SpecError(Exception):
@@ -465,16 +468,19 @@ def _check_unique(names: Iterable[str], section: str, key: str, what: str) -> No
 
 
 def _check_job_ids(spec: StateSpec) -> None:
-    """Ids are compared as strings: ``7`` and ``"7"`` are the same job."""
+    """Ids are compared as strings: ``7`` and ``"7"`` are the same job; an id left out
+    (INVALID) is no job of the state."""
     seen: dict[str, str] = {}
-    entries = [("running", i, r.id) for i, r in enumerate(spec.running)]
+    entries: list[tuple[str, int, str | int]] = [
+        ("left_out", i, x) for i, x in enumerate(spec.left_out)
+    ]
+    entries += [("running", i, r.id) for i, r in enumerate(spec.running)]
     entries += [("jobs", i, j.id) for i, j in enumerate(spec.jobs)]
     for section, i, raw in entries:
         job_id = str(raw)
         if job_id in seen:
-            raise SpecError(
-                (section, i, "id"), f"duplicate job id {quote(job_id)} (also {seen[job_id]})"
-            )
+            at: DocPath = (section, i) if section == "left_out" else (section, i, "id")
+            raise SpecError(at, f"duplicate job id {quote(job_id)} (also {seen[job_id]})")
         seen[job_id] = f"{section}[{i}]"
 
 

@@ -412,6 +412,7 @@ def build_state(spec: StateSpec, source: str | None = None) -> ClusterState:
             _reservation(r, ("reservations", i), hosts, catalog)
             for i, r in enumerate(spec.reservations)
         ),
+        left_out=frozenset(spec.left_out),
     )
     if spec.priority is None:
         return state

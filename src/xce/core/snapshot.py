@@ -316,6 +316,8 @@ def state_to_dict(state: ClusterState) -> dict[str, Any]:
         data["scheduler_resolution"] = _number(state.scheduler_resolution)
     if state.priority is not None:
         data["priority"] = _priority(state)
+    if state.left_out:  # a dependency on one never holds, after a reload too
+        data["left_out"] = sorted(state.left_out)
     return data
 
 
