@@ -534,18 +534,15 @@ def test_a_dependency_on_an_entry_lenient_left_out_never_holds(tmp_path: Any) ->
     """docs/state-file.md: an entry --lenient leaves out still claims its id. A job
     waiting afterok on it waits for ever, saying why (it was dispatched: the id counted as
     a job that had ended), in the library's session and in xce schedule's core."""
-    from xce.cluster import load_state
     from xce.core import SchedulerCore, Session
 
-    path = tmp_path / "s.yaml"
-    path.write_text(
+    state, invalid = lenient_state(
+        tmp_path,
         "now: 1000\nhosts: [{name: a, slots: 4}]\njobs:\n"
         "  - {id: j1, tasks: two, submit_time: 900}\n"
         "  - {id: j3, tasks: 2, dependency: 'afterok:j1', submit_time: 900}\n"
         "  - {id: j5, tasks: 1, dependency: 'afterok:gone', submit_time: 900}\n",
-        encoding="utf-8",
     )
-    state, invalid = load_state(path, lenient=True)
     assert [i.id for i in invalid] == ["j1"]
     for result in (Session(state).run(), SchedulerCore(state).run_session()):
         got = {d.job: d for d in result.decisions}
@@ -560,17 +557,14 @@ def test_a_snapshot_keeps_the_entries_left_out(tmp_path: Any) -> None:
     """A lenient load's INVALID ids are written as left_out by a snapshot (of the state,
     and of xce schedule's core), so a reload still keeps a job depending on one waiting
     (before, the id was gone, and counted as a job that had ended: j3 was dispatched)."""
-    from xce.cluster import load_state
     from xce.core.snapshot import state_to_dict
 
-    path = tmp_path / "s.yaml"
-    path.write_text(
+    state, _ = lenient_state(
+        tmp_path,
         "hosts: [{name: a, slots: 4}]\njobs:\n"
         "  - {id: j1, tasks: two}\n"
         "  - {id: j3, tasks: 2, dependency: 'afterok:j1'}\n",
-        encoding="utf-8",
     )
-    state, _ = load_state(path, lenient=True)
     for saved in (state_to_dict(state), state_to_dict(SchedulerCore(state).state)):
         assert saved["left_out"] == ["j1"]
         again = state_from_dict(saved, "<snapshot>")
@@ -601,22 +595,28 @@ def test_an_entry_left_out_as_a_duplicate_leaves_its_id_to_the_job_that_has_it(
     """Found by the state fuzzer: a job entry with a running job's id is INVALID (a
     duplicate), but the id is the running job's: not left out, so a snapshot loads back
     and a job waiting for it waits for the running job, not for ever."""
-    from xce.cluster import load_state
     from xce.core.snapshot import state_to_dict
 
-    path = tmp_path / "s.yaml"
-    path.write_text(
+    state, invalid = lenient_state(
+        tmp_path,
         "hosts: [{name: a, slots: 4}]\n"
         "running: [{id: r1, alloc: [{host: a, slots: 1}], requested_time: 50}]\n"
         "jobs:\n"
         "  - {id: r1, tasks: 1}\n"
         "  - {id: j3, tasks: 1, dependency: 'afterok:r1'}\n",
-        encoding="utf-8",
     )
-    state, invalid = load_state(path, lenient=True)
     assert [i.id for i in invalid] == ["r1"]
     assert state.left_out == frozenset()
     again = state_from_dict(state_to_dict(state), "<snapshot>")
     (j3,) = Session(again).run().decisions
     assert isinstance(j3, Pending)
     assert "INVALID" not in j3.info.message
+
+
+def lenient_state(tmp_path: Any, text: str) -> Any:
+    """``text`` written as a state file and loaded leniently: (state, invalid entries)."""
+    from xce.cluster import load_state
+
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_state(path, lenient=True)
