@@ -152,3 +152,19 @@ def test_a_bad_requirement_in_a_further_queue_is_located() -> None:
     doc["jobs"][0]["also_queues"][0]["resreq"] = "select[nosuch]"
     with pytest.raises(ValueError, match=r"jobs\[0\]\.also_queues\[0\]\.resreq: .*nosuch"):
         state_from_dict(doc, "s.yaml")
+
+
+def test_job_detail_lists_the_further_queues(tmp_path: Any) -> None:
+    """``xce schedule --job`` says where else the job may run: identity.also_queues."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from xce.cli.main import app
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(two_queues({"id": "j"})), encoding="utf-8")
+    result = CliRunner().invoke(app, ["schedule", str(path), "--job", "j", "--json"])
+    assert result.exit_code == 0, result.stderr
+    listed = json.loads(result.stdout)["identity"]["also_queues"]
+    assert listed == [{"queue": "qb", "priority": None, "resreq": "select[pb]"}]
