@@ -118,8 +118,7 @@ def _flow(job: PendingJob, state: ClusterState) -> dict[str, Any]:
         out["array_job"] = job.array_job
     if job.also_queues:  # the further queues it may run in (its decision: the best one's)
         out["also_queues"] = [
-            {"queue": q.queue, "priority": q.priority, "resreq": q.resreq}
-            for q in job.also_queues
+            {"queue": q.queue, "priority": q.priority, "resreq": q.resreq} for q in job.also_queues
         ]
     return out
 
