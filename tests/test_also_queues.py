@@ -109,6 +109,19 @@ def test_it_is_never_runnable_only_when_no_queue_could_run_it() -> None:
     assert not got.info.message.startswith("in queue")
 
 
+def test_the_queue_named_is_its_own_when_its_own_entry_waits() -> None:
+    """As above, the other way round: qb's entry, picked first, could never run it (b has
+    4 slots), and its own queue qa's waits for a (5 slots, one busy): "in queue qa"."""
+    hosts = [{**HOSTS[0], "slots": 5}, HOSTS[1]]
+    busy = [{"id": "r", "queue": "qa", "alloc": [{"host": "a", "slots": 1}]}]
+    doc = two_queues({"id": "j", "tasks": 5}, running=busy)
+    doc["hosts"] = hosts
+    got = decide(doc)["j"]
+    assert isinstance(got, Pending)
+    assert got.info.reason is PendReason.NOT_ENOUGH_SLOTS
+    assert got.info.message.startswith("in queue qa: ")
+
+
 @pytest.mark.parametrize("threads", [False, True])
 def test_threads_decide_alike(threads: bool) -> None:
     doc = two_queues({"id": "j"}, {"id": "k", "queue": "qa", "resreq": "select[pa]", "tasks": 4})

@@ -84,11 +84,12 @@ def fcfs_order(state: ClusterState, jobs: Iterable[PendingJob] | None = None) ->
 
 
 def _fold_entries(
-    decisions: tuple[Decision, ...], entries: Mapping[str, str]
+    decisions: tuple[Decision, ...], entries: Mapping[str, str], own: Mapping[str, str]
 ) -> tuple[Decision, ...]:
     """One decision per job that has entries in further queues (``entries``: entry id ->
-    job id), under the job's id, at its first entry's place: the dispatch if one entry
-    started, else the pending entry planned to start first (else its first entry's)."""
+    job id; ``own``: job id -> its own queue), under the job's id, at its first entry's
+    place: the dispatch if one entry started, else the pending entry planned to start
+    first (else its first entry's: :func:`_winner`)."""
     mains = set(entries.values())
     groups: dict[str, list[Decision]] = {}
     for d in decisions:
@@ -101,15 +102,16 @@ def _fold_entries(
         group = groups.pop(main, None) if main in mains else [d]
         if group is None:
             continue  # an entry of a job already placed
-        out.append(replace(_winner(group), job=main) if main in mains else d)
+        out.append(replace(_winner(group, main, own[main]), job=main) if main in mains else d)
     return tuple(out)
 
 
-def _winner(group: list[Decision]) -> Decision:
-    """The job's decision from its entries' (its own queue's first): a start; else the
-    earliest plan; else its own entry's pend, unless that one can never run and another
-    entry can: then the first such, its message saying in which queue (a job is never
-    runnable only when none of its queues could ever run it)."""
+def _winner(group: list[Decision], main: str, own: str) -> Decision:
+    """Job ``main``'s decision from its entries' (in pick order; ``own``: the queue of
+    its own entry): a start; else the earliest plan; else the first entry's pend, unless
+    that one can never run and another entry can: then the first such, its message
+    saying in which queue (a job is never runnable only when none of its queues could
+    ever run it). An entry's id is ``main@queue``."""
     started = [d for d in group if isinstance(d, Dispatched)]
     if started:
         return started[0]
@@ -121,7 +123,7 @@ def _winner(group: list[Decision]) -> Decision:
         return first
     for d in group[1:]:
         if isinstance(d, Pending) and d.info.reason is not PendReason.NEVER_RUNNABLE:
-            queue = d.job.rpartition("@")[2]
+            queue = own if d.job == main else d.job[len(main) + 1 :]
             return replace(d, info=replace(d.info, message=f"in queue {queue}: {d.info.message}"))
     return first
 
@@ -404,6 +406,7 @@ class Session:
         self._gates: Gates | None = None  # this session's, when a job may wait at one
         self._array_waits: dict[tuple[str, str], PendInfo] = {}  # (record, queue) -> why
         self._entries: dict[str, str] = {}  # this session's entries in further queues: job
+        self._own_queue: dict[str, str] = {}  # a job with such entries: its own queue
         self._started_in: dict[str, str] = {}  # job with entries -> the queue it started in
         self._task_of: dict[str, PendingJob] = {}  # this session's array tasks: their record
 
@@ -529,6 +532,8 @@ class Session:
         out: list[PendingJob] = []
         for job in pending:
             out.append(job)
+            if job.also_queues:
+                self._own_queue[job.id] = job.queue
             for e in job.also_queues:
                 entry = replace(
                     job,
@@ -806,6 +811,7 @@ class Session:
         self._array_waits.clear()
         self._task_of.clear()
         self._entries.clear()
+        self._own_queue.clear()
         self._started_in.clear()
         if self.state.gated and any(j.gated for j in pending):
             at = self.state.session_time() if now is None else now
@@ -839,7 +845,7 @@ class Session:
         finally:
             self._planner = None
         if self._entries:
-            decisions = _fold_entries(decisions, self._entries)
+            decisions = _fold_entries(decisions, self._entries, self._own_queue)
         if self._task_of:
             decisions = _fold_arrays(decisions, self._task_of)
         stats = self._stats(decisions, start, 2 if threads else 1)

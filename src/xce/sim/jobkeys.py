@@ -21,7 +21,14 @@ import yaml
 from xce.cluster.yaml_stream import TooDeep, YamlTree, parse
 from xce.errors import InputError
 
-__all__ = ["FAILED", "as_written", "expected_keys", "take_failed", "take_failed_item"]
+__all__ = [
+    "FAILED",
+    "as_written",
+    "expected_keys",
+    "take_failed",
+    "take_failed_item",
+    "with_expected_keys",
+]
 
 FAILED = "failed"
 _JOB_KEYS = "; expected one of: id, "  # how the state loader lists a job's keys
@@ -33,6 +40,14 @@ def expected_keys(message: str) -> str:
     if message.startswith("unknown key") and _JOB_KEYS in message:
         return f"{message}, {FAILED}"
     return message
+
+
+def with_expected_keys(err: InputError) -> InputError:
+    """``err``, or a copy of it whose message is :func:`expected_keys`'s."""
+    message = expected_keys(err.message)
+    if message == err.message:
+        return err
+    return _copy(err, message, err.text)
 
 
 def take_failed(text: str, source: str) -> tuple[str, dict[int, bool]]:
@@ -71,10 +86,15 @@ def as_written(err: InputError, original: str, blanked: str) -> InputError:
     if not 0 < err.line <= len(lines) or lines[err.line - 1].rstrip("\r") != err.text:
         return err  # it shows a string of the job (a requirement), not the line
     shown = original.split("\n")[err.line - 1].rstrip("\r")
+    return _copy(err, err.message, shown)
+
+
+def _copy(err: InputError, message: str, text: str | None) -> InputError:
+    """``err`` (of its own type) with ``message`` and ``text``."""
     other = type(err).__new__(type(err))
     InputError.__init__(
-        other, err.message, source=err.source, path=err.path, line=err.line,
-        column=err.column, text=shown,
+        other, message, source=err.source, path=err.path, line=err.line,
+        column=err.column, text=text,
     )  # fmt: skip
     return other
 

@@ -39,7 +39,13 @@ from xce.inputs import read_input_text
 from xce.sim.checks import qos_problem
 from xce.sim.files import SYNTHETIC
 from xce.sim.flow import FlowError, check_flow
-from xce.sim.jobkeys import as_written, expected_keys, take_failed, take_failed_item
+from xce.sim.jobkeys import (
+    as_written,
+    expected_keys,
+    take_failed,
+    take_failed_item,
+    with_expected_keys,
+)
 from xce.sim.model import KEPT_FOR_THE_CORE, SimJob
 from xce.sim.swf import SwfTrace, read_swf
 
@@ -223,12 +229,7 @@ def load_jobs_file(
     try:
         state = state_from_text(text, source, fmt, check_resreq=check)
     except InputError as err:
-        shown = err if text is written else as_written(err, written, text)
-        if expected_keys(shown.message) != shown.message:
-            shown = InputError(
-                expected_keys(shown.message), source=shown.source, path=shown.path,
-                line=shown.line, column=shown.column, text=shown.text,
-            )  # fmt: skip
+        shown = with_expected_keys(err if text is written else as_written(err, written, text))
         if shown is err:
             raise
         raise shown from None
