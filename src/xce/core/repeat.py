@@ -21,8 +21,9 @@ Why a repeated job decides the same at ``t1`` (all of these are checked):
   window one from ``t0`` did, and must end by the same end of its own reservation).
 - The profile is the same from ``t1`` on: a running job's end at or before ``t0`` is
   "now" at both; no end, no planned start or end, no reservation bound falls in
-  ``(t0, t1]``; the jobs started at ``t0`` give back at the same estimated ends. Each hold before the job is the same
-  (by induction), so are the candidate instants after ``t1`` and the views on them.
+  ``(t0, t1]``; the jobs started at ``t0`` give back at the same estimated ends. Each
+  hold before the job is the same (by induction), so are the candidate instants after
+  ``t1`` and the views on them.
 - The job cannot start now, nor at ``t1``: its placement can only stop succeeding as
   availability falls (no select that reads availability), and the lowest availability
   over ``[t1, t1 + d)`` is at most that over ``[t0, t0 + d)``, as the profile does not
